@@ -1,0 +1,159 @@
+"""Device facts: the one place that probes the machine.
+
+Every other module of ``torch_testing_ext`` asks this one which accelerator is present, how
+many devices it has, which process-group backend a device type uses and whether Triton and a
+GPU Inductor backend are usable. Nothing else recomputes these facts.
+
+Probing an accelerator can initialise its driver, which a process that later forks must not
+do. The multi-process harness therefore computes the facts once in the test process and hands
+them to its fork server through the ``TORCH_TESTING_EXT_DEVICE_FACTS`` environment variable
+(see :func:`export_facts`); a process that finds the variable reads the facts from it instead
+of probing.
+
+Example::
+
+    from torch_testing_ext import devices
+    devices.device_type()            # "cuda", "xpu", ... or "cpu"
+    devices.default_backend("cpu")   # "gloo"
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import json
+import os
+import shutil
+
+__all__ = [
+    "DeviceFacts",
+    "facts",
+    "export_facts",
+    "accelerator_type",
+    "device_type",
+    "device_count",
+    "rank_device",
+    "default_backend",
+    "backend_available",
+    "has_triton",
+    "has_gpu_inductor",
+    "has_cpu_inductor",
+    "FACTS_ENV",
+]
+
+FACTS_ENV = "TORCH_TESTING_EXT_DEVICE_FACTS"
+
+# Default process-group backend for each device type; accelerators not listed use gloo.
+_BACKEND_FOR_DEVICE = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "hpu": "hccl"}
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceFacts:
+    """What this machine offers to tests."""
+
+    accelerator: str | None  # "cuda", "xpu", ... or None on a CPU-only machine
+    device_count: int  # number of accelerator devices (0 without an accelerator)
+    backends: tuple[str, ...]  # process-group backends compiled into this torch
+    triton: bool  # triton imports and has a usable backend for the accelerator
+    gpu_inductor: bool  # Inductor can generate GPU (triton) kernels here
+    cpu_inductor: bool  # Inductor's C++ backend has a compiler to call
+
+
+def _probe() -> DeviceFacts:
+    import torch
+    import torch.distributed as dist
+
+    accelerator = None
+    count = 0
+    if torch.accelerator.is_available():
+        current = torch.accelerator.current_accelerator()
+        accelerator = current.type if current is not None else None
+        count = torch.accelerator.device_count() if accelerator else 0
+
+    backends: list[str] = []
+    if dist.is_available():
+        checks = {
+            "gloo": dist.is_gloo_available,
+            "nccl": dist.is_nccl_available,
+            "mpi": dist.is_mpi_available,
+            "ucc": dist.is_ucc_available,
+            "xccl": getattr(dist, "is_xccl_available", lambda: False),
+        }
+        backends = [name for name, check in checks.items() if check()]
+
+    triton = False
+    if importlib.util.find_spec("triton") is not None:
+        try:
+            from torch.utils._triton import has_triton
+
+            triton = bool(has_triton())
+        except Exception:  # a broken triton install is the same as none
+            triton = False
+    gpu_inductor = triton and accelerator in ("cuda", "xpu")
+    cpu_inductor = shutil.which(os.environ.get("CXX", "c++")) is not None
+    return DeviceFacts(accelerator, count, tuple(backends), triton, gpu_inductor, cpu_inductor)
+
+
+@functools.cache
+def facts() -> DeviceFacts:
+    """The machine's device facts, probed once per process (or read from the environment)."""
+    exported = os.environ.get(FACTS_ENV)
+    if exported:
+        data = json.loads(exported)
+        data["backends"] = tuple(data["backends"])
+        return DeviceFacts(**data)
+    return _probe()
+
+
+def export_facts(environ: dict[str, str] | None = None) -> None:
+    """Store the facts in ``environ`` (default ``os.environ``) for processes started later."""
+    target = os.environ if environ is None else environ
+    target[FACTS_ENV] = json.dumps(dataclasses.asdict(facts()))
+
+
+def accelerator_type() -> str | None:
+    """The accelerator device type (``"cuda"``, ``"xpu"``...) or None on a CPU-only machine."""
+    return facts().accelerator
+
+
+def device_type() -> str:
+    """The device type tests run on: the accelerator type, or ``"cpu"``."""
+    return facts().accelerator or "cpu"
+
+
+def device_count() -> int:
+    """Number of accelerator devices; 0 on a CPU-only machine."""
+    return facts().device_count
+
+
+def rank_device(rank: int) -> str:
+    """The device a rank uses: ``"cpu"`` on CPU, ``"<type>:<rank>"`` on an accelerator."""
+    accelerator = accelerator_type()
+    return f"{accelerator}:{rank}" if accelerator else "cpu"
+
+
+def default_backend(device: str | None = None) -> str:
+    """The default process-group backend for a device type (cpu: gloo, cuda: nccl, xpu: xccl)."""
+    kind = (device or device_type()).split(":")[0]
+    return _BACKEND_FOR_DEVICE.get(kind, "gloo")
+
+
+def backend_available(name: str) -> bool:
+    """Whether the named process-group backend is compiled into this torch."""
+    return name in facts().backends
+
+
+def has_triton() -> bool:
+    """Whether triton is importable and usable with this machine's accelerator."""
+    return facts().triton
+
+
+def has_gpu_inductor() -> bool:
+    """Whether Inductor can compile GPU kernels here (an accelerator with triton)."""
+    return facts().gpu_inductor
+
+
+def has_cpu_inductor() -> bool:
+    """Whether Inductor's C++ CPU backend can compile here (a C++ compiler is on PATH)."""
+    return facts().cpu_inductor

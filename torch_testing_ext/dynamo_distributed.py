@@ -1,0 +1,77 @@
+"""Test cases for Dynamo with a real process group: one process of world size 1, or N ranks."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from . import devices
+from .dist_init import init_single_process_group
+from .dynamo_test_case import DynamoTestCase, reset_dynamo
+from .multiprocess.testcase import MultiProcessTestCase
+
+__all__ = ["DynamoDistributedSingleProcTestCase", "DynamoDistributedMultiProcTestCase",
+           "multiproc_world_size"]
+
+
+def multiproc_world_size() -> int:
+    """The accelerator count when there are at least 2, else 2 (CPU ranks with gloo)."""
+    count = devices.device_count()
+    return count if count >= 2 else 2
+
+
+class DynamoDistributedSingleProcTestCase(DynamoTestCase):
+    """Dynamo tests in one process with a real default process group of world size 1.
+
+    ``setUpClass`` creates the group (rank 0) on the device's default backend, gloo on CPU,
+    with an in-memory store (no port); ``tearDownClass`` destroys it. Class attributes:
+    ``rank`` (0), ``world_size`` (1), ``device`` (``"cpu"`` or ``"<type>:0"``) and
+    ``device_ids`` (None on CPU, ``[0]`` on an accelerator).
+    """
+
+    rank: ClassVar[int] = 0
+    world_size: ClassVar[int] = 1
+    device: ClassVar[str]
+    device_ids: ClassVar[list[int] | None]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        import torch.distributed as dist
+
+        cls.device = devices.rank_device(0)
+        cls.device_ids = [0] if devices.accelerator_type() else None
+        if dist.is_initialized():
+            raise RuntimeError(f"{cls.__name__}: a default process group already exists")
+        try:
+            init_single_process_group(devices.default_backend(cls.device))
+        except BaseException:
+            super().tearDownClass()
+            raise
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        super().tearDownClass()
+
+
+class DynamoDistributedMultiProcTestCase(MultiProcessTestCase):
+    """Multi-process Dynamo tests: world size = accelerator count (>= 2), else 2 CPU ranks.
+
+    Each rank starts and ends its test with a fresh Dynamo (reset, counters cleared). Test
+    bodies usually run inside ``dynamo_dist_per_rank_init(self.rank, self.world_size)``.
+    """
+
+    @property
+    def world_size(self) -> int:  # type: ignore[override]
+        return multiproc_world_size()
+
+    def _rank_set_up(self) -> None:
+        super()._rank_set_up()
+        reset_dynamo()
+
+    def _rank_tear_down(self) -> None:
+        reset_dynamo()
+        super()._rank_tear_down()

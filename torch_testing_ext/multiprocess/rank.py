@@ -1,0 +1,122 @@
+"""What runs inside a rank process: run one test method and report its outcome.
+
+A rank is forked from the preloaded fork server. It makes itself a process-group leader (so
+the supervisor can kill it together with anything it started), sends its output to a log
+file, arms faulthandler on SIGUSR1 (the supervisor asks for stacks on timeout), and kills
+itself if the test process goes away (the *lifeline* pipe reaches end-of-file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import faulthandler
+import importlib
+import os
+import signal
+import sys
+import threading
+import traceback
+import unittest
+from multiprocessing.connection import Connection
+from typing import Any
+
+from .context import RankContext, set_rank_context
+from .outcome import RankOutcome, Status, skip_reason_for_exit_code
+
+__all__ = ["RankSpec", "run_rank"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RankSpec:
+    """Everything a rank needs to find and run its test."""
+
+    module: str
+    qualname: str
+    method: str
+    context: RankContext
+    log_path: str
+    seed: int
+
+
+def _watch_lifeline(lifeline: Connection) -> None:
+    def watch() -> None:
+        try:
+            lifeline.recv()
+        except (EOFError, OSError):
+            pass
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="tte-lifeline", daemon=True).start()
+
+
+def _redirect_output(log_path: str) -> Any:
+    log = open(log_path, "a", buffering=1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    faulthandler.enable(file=log, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=log, all_threads=True)
+    return log
+
+
+def _resolve(module: str, qualname: str) -> type:
+    target: Any = sys.modules.get(module) or importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _destroy_process_groups() -> None:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _run(spec: RankSpec) -> RankOutcome:
+    rank = spec.context.rank
+    try:
+        cls = _resolve(spec.module, spec.qualname)
+        test = cls(spec.method)
+        test._apply_rank_context(spec.context)
+        from ..testcase import seed_everything
+
+        seed_everything(spec.seed)
+        test._rank_set_up()
+        try:
+            getattr(cls, spec.method)(test)
+        finally:
+            test._rank_tear_down()
+            _destroy_process_groups()
+    except unittest.SkipTest as skip:
+        return RankOutcome(rank, Status.SKIPPED, str(skip))
+    except SystemExit as exit_request:
+        code = exit_request.code
+        reason = skip_reason_for_exit_code(code) if isinstance(code, int) else None
+        if reason:
+            return RankOutcome(rank, Status.SKIPPED, reason)
+        if code in (0, None):
+            return RankOutcome(rank, Status.PASSED)
+        return RankOutcome(rank, Status.ERROR, f"SystemExit({code!r})\n{traceback.format_exc()}")
+    except AssertionError:
+        return RankOutcome(rank, Status.FAILED, traceback.format_exc())
+    except BaseException:
+        return RankOutcome(rank, Status.ERROR, traceback.format_exc())
+    return RankOutcome(rank, Status.PASSED)
+
+
+def run_rank(spec: RankSpec, result: Connection, lifeline: Connection) -> None:
+    """Entry point of a rank process: run ``spec``'s test and send a RankOutcome on ``result``."""
+    os.setsid()
+    _watch_lifeline(lifeline)
+    log = _redirect_output(spec.log_path)
+    set_rank_context(spec.context)
+    outcome = _run(spec)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    result.send(outcome)
+    result.close()
+    log.flush()
+    # Leave at once: interpreter teardown could hang in library atexit handlers.
+    os._exit(0)

@@ -1,0 +1,209 @@
+"""Start a test's ranks, wait for their outcomes, and clean up whatever happens.
+
+The supervisor collects one :class:`RankOutcome` per rank. A rank that exits without
+reporting is *died* (exit code or signal named). Once any rank has a problem, the others get
+``FAIL_FAST_GRACE`` seconds to finish and are then stopped. At the deadline, the ranks still
+running are asked for their Python stacks (faulthandler on SIGUSR1), reported as *timed out*
+and killed. Every rank is killed with its whole process group on the way out, also on Ctrl-C
+or SIGTERM, and the test's directory is removed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import tempfile
+import time
+from multiprocessing.connection import Connection, wait
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+
+from .. import interrupts
+from .context import RankContext
+from .outcome import RankOutcome, Status, skip_reason_for_exit_code
+from .rank import RankSpec, run_rank
+
+__all__ = ["TestLaunch", "run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT"]
+
+FAIL_FAST_GRACE = 3.0  # seconds the other ranks get after one rank failed
+STACK_DUMP_WAIT = 1.0  # seconds a timed-out rank gets to write its stacks
+EXIT_GRACE = 5.0  # seconds a rank that reported may take to exit
+_TAIL_LINES = 40
+_TAIL_BYTES = 16_000
+
+
+@dataclasses.dataclass(frozen=True)
+class TestLaunch:
+    """What is needed to start one test on its ranks."""
+
+    module: str
+    qualname: str
+    method: str
+    contexts: list[RankContext]
+    seed: int
+    timeout: float
+
+
+def output_tail(path: str) -> str:
+    """The last lines of a rank's log file ("" if it has none)."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(0, os.SEEK_END)
+            log.seek(max(0, log.tell() - _TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-_TAIL_LINES:])
+
+
+def _kill_group(process: BaseProcess) -> None:
+    if process.pid is None:
+        return
+    for kill in (lambda: os.killpg(process.pid, signal.SIGKILL), lambda: os.kill(process.pid, signal.SIGKILL)):
+        try:
+            kill()
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _death_notice(rank: int, exitcode: int | None) -> RankOutcome:
+    if exitcode is not None and exitcode < 0:
+        name = signal.Signals(-exitcode).name
+        return RankOutcome(rank, Status.DIED, f"rank {rank} died from signal {name}")
+    reason = skip_reason_for_exit_code(exitcode)
+    if reason:
+        return RankOutcome(rank, Status.SKIPPED, reason)
+    return RankOutcome(rank, Status.DIED, f"rank {rank} exited with code {exitcode} without reporting an outcome")
+
+
+class _Ranks:
+    """The running ranks of one test and what they have reported so far."""
+
+    def __init__(self, launch: TestLaunch, test_dir: str) -> None:
+        self.launch = launch
+        self.logs = {c.rank: os.path.join(test_dir, f"rank-{c.rank}.log") for c in launch.contexts}
+        self.outcomes: dict[int, RankOutcome] = {}
+        self.processes: dict[int, BaseProcess] = {}
+        self.results: dict[int, Connection] = {}
+        self._lifeline: Connection | None = None
+
+    def start(self, context: BaseContext) -> None:
+        """Start every rank (forked from ``context``'s server)."""
+        launch = self.launch
+        # Ranks hold the read end of the lifeline; we hold the write end until they are gone.
+        lifeline, self._lifeline = context.Pipe(duplex=False)
+        try:
+            for ctx in launch.contexts:
+                receive, send = context.Pipe(duplex=False)
+                spec = RankSpec(launch.module, launch.qualname, launch.method, ctx, self.logs[ctx.rank],
+                                launch.seed)
+                process = context.Process(target=run_rank, args=(spec, send, lifeline),
+                                          name=f"rank-{ctx.rank}", daemon=False)
+                self.processes[ctx.rank] = process
+                self.results[ctx.rank] = receive
+                process.start()
+                send.close()
+        finally:
+            lifeline.close()
+
+    def running(self) -> list[int]:
+        return [rank for rank in self.processes if rank not in self.outcomes]
+
+    def collect(self, timeout: float) -> None:
+        """Wait up to ``timeout`` s for reports or exits, and record what arrived."""
+        waiting = {self.results[r]: r for r in self.running()}
+        waiting.update({self.processes[r].sentinel: r for r in self.running()})
+        for ready in wait(list(waiting), timeout=max(timeout, 0.0)):
+            rank = waiting[ready]
+            if rank in self.outcomes:
+                continue
+            result = self.results[rank]
+            try:
+                if result.poll():
+                    self.outcomes[rank] = result.recv()
+                    continue
+            except (EOFError, OSError):
+                pass
+            process = self.processes[rank]
+            if not process.is_alive():
+                process.join()
+                self.outcomes[rank] = _death_notice(rank, process.exitcode)
+
+    def stop(self, ranks: list[int], status: Status, detail: str, dump_stacks: bool) -> None:
+        if dump_stacks:
+            for rank in ranks:
+                try:
+                    os.kill(self.processes[rank].pid, signal.SIGUSR1)
+                except ProcessLookupError:
+                    pass
+            time.sleep(STACK_DUMP_WAIT)
+        for rank in ranks:
+            _kill_group(self.processes[rank])
+            self.outcomes.setdefault(rank, RankOutcome(rank, status, detail))
+
+    def finish(self) -> list[RankOutcome]:
+        """Make sure every rank is gone; attach output tails to the problem outcomes."""
+        deadline = time.monotonic() + EXIT_GRACE
+        for process in self.processes.values():
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in self.processes.values():
+            _kill_group(process)
+            process.join()
+        for rank, outcome in self.outcomes.items():
+            if outcome.status not in (Status.PASSED, Status.SKIPPED, Status.STOPPED):
+                outcome.output_tail = output_tail(self.logs[rank])
+        return [self.outcomes[rank] for rank in sorted(self.outcomes)]
+
+    def close(self) -> None:
+        for process in self.processes.values():
+            _kill_group(process)
+        for process in self.processes.values():
+            if process.pid is not None:
+                process.join()
+        for connection in self.results.values():
+            connection.close()
+        if self._lifeline is not None:
+            self._lifeline.close()
+
+
+def _supervise(ranks: _Ranks, timeout: float) -> list[RankOutcome]:
+    deadline = time.monotonic() + timeout
+    failed_at: float | None = None
+    while ranks.running():
+        now = time.monotonic()
+        limit = deadline if failed_at is None else min(deadline, failed_at + FAIL_FAST_GRACE)
+        ranks.collect(limit - now)
+        problems = [o for o in ranks.outcomes.values() if o.status not in (Status.PASSED, Status.SKIPPED)]
+        if problems and failed_at is None:
+            failed_at = time.monotonic()
+        still = ranks.running()
+        if not still:
+            break
+        if time.monotonic() >= deadline:
+            ranks.stop(still, Status.TIMED_OUT,
+                       f"timed out after {timeout:g} s; ranks still running: {', '.join(map(str, still))}"
+                       " (their stacks are in the output below)", dump_stacks=True)
+        elif failed_at is not None and time.monotonic() >= failed_at + FAIL_FAST_GRACE:
+            first = min(problems, key=lambda o: o.rank).rank
+            ranks.stop(still, Status.STOPPED, f"stopped after rank {first} failed", dump_stacks=False)
+    return ranks.finish()
+
+
+def run_ranks(launch: TestLaunch, context: BaseContext) -> list[RankOutcome]:
+    """Run ``launch`` on its ranks and return every rank's outcome, sorted by rank."""
+    test_dir = launch.contexts[0].test_dir
+    interrupts.install_sigterm_handler()
+    ranks = _Ranks(launch, test_dir)
+    try:
+        ranks.start(context)
+        return _supervise(ranks, launch.timeout)
+    finally:
+        ranks.close()
+        shutil.rmtree(test_dir, ignore_errors=True)
+
+
+def new_test_dir(run_dir: str, name: str) -> str:
+    """A fresh directory for one test's rendezvous file and rank logs."""
+    return tempfile.mkdtemp(prefix=f"{name}-", dir=run_dir)

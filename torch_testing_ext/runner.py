@@ -1,0 +1,158 @@
+"""``run_tests()``: the ``__main__`` entry point of every test file.
+
+Usage: ``python test_x.py [TestCls | TestCls.test_y ...] [-k PATTERN] [-v] [--save-xml [DIR]]
+[--use-pytest] [--repeat N] [--seed N] [--accept] [--list]``. Exits 0 when every test passed
+(or skipped), 1 on any failure, 2 with a one-line message on bad arguments, 130/143 when
+interrupted by Ctrl-C/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import unittest
+from collections.abc import Iterator
+from typing import NoReturn
+
+from . import interrupts
+from .junit import RecordingTestResult, write_junit_xml
+from .testcase import set_default_seed
+
+__all__ = ["run_tests", "DEFAULT_XML_DIR"]
+
+DEFAULT_XML_DIR = "test-reports"
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def _parser(prog: str) -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog=prog, description="Run this file's tests.")
+    parser.add_argument("tests", nargs="*", metavar="TEST", help="TestCls or TestCls.test_name")
+    parser.add_argument("-k", dest="patterns", action="append", default=[], metavar="PATTERN",
+                        help="only tests whose id contains PATTERN (may repeat)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per test")
+    parser.add_argument("--save-xml", nargs="?", const=DEFAULT_XML_DIR, metavar="DIR",
+                        help=f"write JUnit XML to DIR (default {DEFAULT_XML_DIR})")
+    parser.add_argument("--use-pytest", action="store_true", help="run the file under pytest")
+    parser.add_argument("--repeat", type=_positive, default=1, metavar="N", help="run the tests N times")
+    parser.add_argument("--seed", type=_integer, metavar="N", help="seed for every test's setUp")
+    parser.add_argument("--accept", action="store_true", help="accept new expecttest output")
+    parser.add_argument("--list", action="store_true", help="print the test ids and run nothing")
+    return parser
+
+
+def _iter_tests(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from _iter_tests(item)
+        else:
+            yield item
+
+
+def _load(module: object, names: list[str], patterns: list[str]) -> unittest.TestSuite:
+    loader = unittest.TestLoader()
+    if patterns:
+        loader.testNamePatterns = [p if "*" in p else f"*{p}*" for p in patterns]
+    if not names:
+        return loader.loadTestsFromModule(module)
+    for name in names:
+        target = module
+        for part in name.split("."):
+            target = getattr(target, part, None)
+            if target is None:
+                raise LookupError(f"no test named {name!r} in this file")
+    return loader.loadTestsFromNames(names, module)
+
+
+def _main_file() -> str:
+    main = sys.modules["__main__"]
+    return os.path.abspath(getattr(main, "__file__", None) or sys.argv[0])
+
+
+def _run_pytest(args: argparse.Namespace) -> int:
+    import pytest
+
+    path = _main_file()
+    command = [f"{path}::{name.replace('.', '::')}" for name in args.tests] or [path]
+    if args.patterns:
+        command += ["-k", " or ".join(args.patterns)]
+    if args.verbose:
+        command.append("-v")
+    if args.save_xml:
+        stem = os.path.splitext(os.path.basename(path))[0]
+        command.append(f"--junitxml={os.path.join(args.save_xml, f'TEST-{stem}.xml')}")
+    if args.repeat > 1:
+        command += ["-p", "no:cacheprovider"]
+        status = 0
+        for _ in range(args.repeat):
+            status = status or int(pytest.main(command))
+        return status
+    status = int(pytest.main(command))
+    return 0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status
+
+
+def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite) -> int:
+    runner = unittest.TextTestRunner(verbosity=2 if args.verbose else 1,
+                                     resultclass=RecordingTestResult)
+    records = []
+    success = True
+    for _ in range(args.repeat):
+        result = runner.run(suite)
+        records.extend(result.records)  # type: ignore[attr-defined]
+        success = success and result.wasSuccessful()
+    if args.save_xml:
+        stem = os.path.splitext(os.path.basename(_main_file()))[0]
+        path = os.path.join(args.save_xml, f"TEST-{stem}.xml")
+        write_junit_xml(records, path, suite_name=stem, file=os.path.relpath(_main_file()))
+    return 0 if success else 1
+
+
+def run_tests(argv: list[str] | None = None) -> NoReturn:
+    """Run the tests of the ``__main__`` module as the command line asks, then exit."""
+    prog = os.path.basename(sys.argv[0]) or "test"
+    args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
+    if args.seed is not None:
+        set_default_seed(args.seed)
+    if args.accept:
+        import expecttest
+
+        os.environ["EXPECTTEST_ACCEPT"] = "1"
+        expecttest.ACCEPT = True
+    interrupts.install_sigterm_handler()
+    try:
+        if args.use_pytest:
+            sys.exit(_run_pytest(args))
+        try:
+            suite = _load(sys.modules["__main__"], args.tests, args.patterns)
+        except (LookupError, AttributeError, ImportError) as error:
+            print(f"{prog}: error: {error.args[0] if error.args else error}", file=sys.stderr)
+            sys.exit(2)
+        if args.list:
+            for test in _iter_tests(suite):
+                print(test.id().removeprefix("__main__."))
+            sys.exit(0)
+        sys.exit(_run_unittest(args, suite))
+    except KeyboardInterrupt as interrupt:
+        print(f"\n{prog}: interrupted ({interrupt or 'Ctrl-C'})", file=sys.stderr)
+        sys.exit(interrupts.exit_status_for(interrupt))

@@ -1,0 +1,104 @@
+"""``TestCase``: expecttest's TestCase with tensor-aware asserts and seeded random state.
+
+Example::
+
+    from torch_testing_ext.common_utils import TestCase, run_tests
+
+    class TestAdd(TestCase):
+        def test_add(self):
+            self.assertEqual(torch.ones(2) + 1, [2.0, 2.0])
+            self.assertExpectedInline(str(torch.tensor([1])), \"\"\"tensor([1])\"\"\")
+
+    if __name__ == "__main__":
+        run_tests()
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import expecttest
+import torch
+
+from .comparison import assert_equal
+
+__all__ = ["TestCase", "DEFAULT_SEED", "set_default_seed", "current_seed", "seed_everything"]
+
+DEFAULT_SEED = 1234
+_seed = DEFAULT_SEED
+
+
+def set_default_seed(seed: int) -> None:
+    """Change the seed every ``TestCase.setUp`` uses (``run_tests --seed N``)."""
+    global _seed
+    _seed = seed
+
+
+def current_seed() -> int:
+    """The seed every ``TestCase.setUp`` (and every rank) starts from."""
+    return _seed
+
+
+def seed_everything(seed: int | None = None) -> None:
+    """Seed torch, ``random`` and numpy (if installed) with ``seed`` (default: the test seed)."""
+    seed = _seed if seed is None else seed
+    torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+
+
+class TestCase(expecttest.TestCase):
+    """A unittest TestCase whose ``assertEqual`` understands tensors.
+
+    ``assertEqual(actual, expected, msg=None, *, rtol=None, atol=None, exact_dtype=True,
+    exact_device=False)`` follows :func:`torch.testing.assert_close` for tensors (default
+    tolerances by dtype), compares numbers with a tolerance and containers element by element.
+    ``setUp`` seeds every random number generator so that each test starts from the same state.
+    """
+
+    def setUp(self) -> None:
+        super().setUp()
+        seed_everything()
+
+    def assertEqual(  # type: ignore[override]
+        self,
+        actual: Any,
+        expected: Any,
+        msg: str | None = None,
+        *,
+        rtol: float | None = None,
+        atol: float | None = None,
+        exact_dtype: bool = True,
+        exact_device: bool = False,
+    ) -> None:
+        try:
+            assert_equal(actual, expected, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
+                         exact_device=exact_device)
+        except AssertionError as error:
+            detail = str(error)
+            raise self.failureException(f"{msg}\n{detail}" if msg else detail) from None
+
+    def assertNotEqual(  # type: ignore[override]
+        self,
+        actual: Any,
+        expected: Any,
+        msg: str | None = None,
+        *,
+        rtol: float | None = None,
+        atol: float | None = None,
+        exact_dtype: bool = True,
+        exact_device: bool = False,
+    ) -> None:
+        try:
+            assert_equal(actual, expected, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
+                         exact_device=exact_device)
+        except AssertionError:
+            return
+        detail = f"{actual!r} == {expected!r}"
+        raise self.failureException(f"{msg}\n{detail}" if msg else detail)

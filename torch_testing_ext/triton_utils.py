@@ -1,0 +1,13 @@
+"""Triton decorators, named as in ``torch.testing._internal.triton_utils``."""
+
+from __future__ import annotations
+
+from . import devices
+from .skips import skip_if
+
+__all__ = ["requires_cuda_and_triton"]
+
+# Skip unless a CUDA device with a usable triton is present.
+requires_cuda_and_triton = skip_if(
+    not (devices.accelerator_type() == "cuda" and devices.has_triton()), "requires CUDA and triton"
+)
