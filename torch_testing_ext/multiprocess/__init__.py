@@ -1,0 +1,1 @@
+"""The machinery behind MultiProcessTestCase: fork server, rank runner, outcomes, supervisor."""
