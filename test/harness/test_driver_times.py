@@ -1,0 +1,237 @@
+"""Recorded times, JUnit reports and rerun verdicts of the shard driver (no processes started)."""
+
+import json
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.driver.junit import JUnitError, read_file_runs, read_outcomes, write_file_report
+from torch_testing_ext.driver.plan import PlanEntry
+from torch_testing_ext.driver.results import (
+    ERROR,
+    FAILED,
+    PASSED,
+    SKIPPED,
+    Attempt,
+    CaseOutcome,
+    EntryResult,
+    FileRun,
+)
+from torch_testing_ext.driver.times import (
+    RecordedTimes,
+    TimesFileError,
+    load_times,
+    measure_runs,
+    merge_times,
+    save_times,
+)
+
+
+class TempDirTestCase(TestCase):
+    def setUp(self):
+        super().setUp()
+        self._temp = tempfile.TemporaryDirectory(prefix="driver-times-")
+        self.dir = Path(self._temp.name)
+
+    def tearDown(self):
+        self._temp.cleanup()
+        super().tearDown()
+
+
+class TestTimesFile(TempDirTestCase):
+    def test_missing_file_is_none(self):
+        self.assertIsNone(load_times(self.dir / "absent.json"))
+
+    def test_round_trip_sorted_and_rounded(self):
+        times = RecordedTimes({"b": 2.0, "a": 1.23456}, {"a": {"Z": 1.0, "Y": 0.111}})
+        path = self.dir / "sub" / ".test-times.json"
+        save_times(path, times)
+        self.assertEqual(load_times(path),
+                         RecordedTimes({"a": 1.23, "b": 2.0}, {"a": {"Y": 0.11, "Z": 1.0}}))
+        text = path.read_text()
+        self.assertLess(text.index('"a"'), text.index('"b"'))
+        self.assertEqual(json.loads(text)["version"], 1)
+        self.assertEqual([p.name for p in path.parent.iterdir()], [".test-times.json"])
+
+    def test_corrupt_files_raise_one_error(self):
+        bad = {
+            "garbage.json": "{not json",
+            "list.json": "[1, 2]",
+            "negative.json": '{"files": {"a": -1}}',
+            "string.json": '{"files": {"a": "12"}}',
+            "bool.json": '{"files": {"a": true}}',
+            "classes.json": '{"classes": {"a": [1]}}',
+            "version.json": '{"version": 99, "files": {}}',
+        }
+        for name, text in bad.items():
+            with self.subTest(name=name):
+                path = self.dir / name
+                path.write_text(text)
+                with self.assertRaises(TimesFileError) as caught:
+                    load_times(path)
+                self.assertNotIn("\n", str(caught.exception))
+        binary = self.dir / "binary.json"
+        binary.write_bytes(b"\xff\xfe\x00garbage")
+        with self.assertRaises(TimesFileError):
+            load_times(binary)
+
+    def test_unreadable_file(self):
+        with self.assertRaises(TimesFileError):
+            load_times(self.dir)  # a directory cannot be read as a file
+
+    def test_merge_replaces_measured_keeps_others(self):
+        old = RecordedTimes({"a": 10.0, "b": 20.0}, {"a": {"A1": 4.0, "A2": 5.0}, "b": {"B": 19.0}})
+        new = RecordedTimes({"a": 30.0, "c": 1.0}, {"a": {"A1": 25.0}, "c": {"C": 0.5}})
+        merged = merge_times(old, new)
+        self.assertEqual(merged.files, {"a": 30.0, "b": 20.0, "c": 1.0})
+        self.assertEqual(merged.classes,
+                         {"a": {"A1": 25.0, "A2": 5.0}, "b": {"B": 19.0}, "c": {"C": 0.5}})
+        self.assertEqual(old.classes["a"], {"A1": 4.0, "A2": 5.0})  # inputs untouched
+        self.assertEqual(merge_times(None, new), new)
+
+    def test_measure_runs(self):
+        def outcome(cls, seconds):
+            return CaseOutcome(f"mod.{cls}", "test_x", PASSED, seconds)
+
+        runs = [
+            # file "f" split in two processes: 3 s and 1 s of overhead -> 2 s per process.
+            FileRun("f", 13.0, [outcome("A", 4.0), outcome("A", 6.0)]),
+            FileRun("f", 6.0, [outcome("B", 5.0)]),
+            FileRun("g", 2.0, []),
+            FileRun("h", 99.0, [outcome("H", 50.0)], status="interrupted"),
+        ]
+        times = measure_runs(runs)
+        self.assertEqual(times.files, {"f": 17.0, "g": 2.0})
+        self.assertEqual(times.classes, {"f": {"A": 10.0, "B": 5.0}})
+
+
+def attempt(status, outcomes=(), exit_code=None, output=""):
+    code = exit_code if exit_code is not None else {"ok": 0, "failed": 1}.get(status, -9)
+    return Attempt(["python", "test/x.py"], status, code, 1.5, list(outcomes), output)
+
+
+PASS_A = CaseOutcome("TestA", "test_a", PASSED, 0.5)
+FAIL_B = CaseOutcome("TestA", "test_b", FAILED, 0.25, "boom", "Traceback: boom")
+ERR_C = CaseOutcome("TestC", "test_c", ERROR, 0.1, "oops", "Traceback: oops")
+SKIP_D = CaseOutcome("TestA", "test_d", SKIPPED, 0.0, "no GPU")
+
+
+class TestVerdicts(TestCase):
+    def test_selectors(self):
+        self.assertEqual(FAIL_B.selector, "TestA.test_b")
+        self.assertEqual(CaseOutcome("__main__.TestA", "test_b", FAILED).selector, "TestA.test_b")
+        self.assertEqual(CaseOutcome("__main__.TestA", "setUpClass", ERROR).selector, "TestA")
+        self.assertEqual(CaseOutcome("__main__", "setUpModule", ERROR).selector, "")
+
+    def test_flaky_and_consistent(self):
+        first = attempt("failed", [PASS_A, FAIL_B, ERR_C, SKIP_D])
+        result = EntryResult(PlanEntry("x"), first, {
+            "TestA.test_b": [attempt("failed", [FAIL_B]),
+                             attempt("ok", [CaseOutcome("TestA", "test_b", PASSED)])],
+            "TestC.test_c": [attempt("failed", [ERR_C]), attempt("failed", [ERR_C])],
+        })
+        self.assertEqual(result.flaky, ["TestA.test_b"])
+        self.assertEqual(result.consistent, ["TestC.test_c"])
+        self.assertEqual(result.status, "failed")
+        counts = (result.count(PASSED), result.count(FAILED, ERROR), result.count(SKIPPED))
+        self.assertEqual(counts, (1, 2, 1))
+
+    def test_only_flaky_passes(self):
+        result = EntryResult(PlanEntry("x"), attempt("failed", [FAIL_B]),
+                             {"TestA.test_b": [attempt("ok", [CaseOutcome("TestA", "test_b", PASSED)])]})
+        self.assertEqual(result.status, "passed")
+        self.assertEqual(result.consistent, [])
+
+    def test_a_rerun_that_does_not_run_the_test_is_no_pass(self):
+        # exit 0 but the test is missing (e.g. renamed): not evidence that it passes.
+        result = EntryResult(PlanEntry("x"), attempt("failed", [FAIL_B]),
+                             {"TestA.test_b": [attempt("ok", [])]})
+        self.assertEqual(result.flaky, [])
+        self.assertEqual(result.status, "failed")
+
+    def test_class_level_rerun(self):
+        setup_error = CaseOutcome("__main__.TestA", "setUpClass", ERROR, 0, "x")
+        rerun = attempt("ok", [PASS_A, CaseOutcome("TestA", "test_b", PASSED)])
+        result = EntryResult(PlanEntry("x"), attempt("failed", [setup_error]), {"TestA": [rerun]})
+        self.assertEqual(result.flaky, ["TestA"])
+
+    def test_not_rerun_is_consistent(self):
+        result = EntryResult(PlanEntry("x"), attempt("failed", [FAIL_B]))
+        self.assertEqual(result.consistent, ["TestA.test_b"])
+
+    def test_timeout_and_crash(self):
+        for status in ("timeout", "crash", "interrupted"):
+            result = EntryResult(PlanEntry("x"), attempt(status, [PASS_A]))
+            self.assertEqual(result.status, status)
+            self.assertEqual(result.consistent, [])
+
+
+class TestJUnit(TempDirTestCase):
+    def write_source(self, text):
+        path = self.dir / "TEST-x.xml"
+        path.write_text(text)
+        return path
+
+    def test_read_outcomes(self):
+        path = self.write_source(
+            '<testsuites><testsuite name="x">'
+            '<testcase classname="TestA" name="test_a" time="0.5"/>'
+            '<testcase classname="TestA" name="test_b" time="bad">'
+            '<failure message="boom">tb</failure></testcase>'
+            '<testcase classname="TestC" name="test_c"><error message="oops">tb2</error></testcase>'
+            '<testcase classname="TestA" name="test_d"><skipped message="no GPU"/></testcase>'
+            '</testsuite></testsuites>')
+        outcomes = read_outcomes(path)
+        self.assertEqual([o.status for o in outcomes], [PASSED, FAILED, ERROR, SKIPPED])
+        self.assertEqual(outcomes[1], CaseOutcome("TestA", "test_b", FAILED, 0.0, "boom", "tb"))
+        self.assertEqual(outcomes[0].seconds, 0.5)
+        with self.assertRaises(JUnitError):
+            read_outcomes(self.write_source("<testsuites><testcase"))
+
+    def test_file_report_round_trip(self):
+        flaky_pass = CaseOutcome("TestA", "test_b", PASSED, 0.2)
+        first = EntryResult(PlanEntry("distributed/test_x", ("TestA", "TestC")),
+                            attempt("failed", [PASS_A, FAIL_B, ERR_C, SKIP_D], output="log <&> text"),
+                            {"TestA.test_b": [attempt("ok", [flaky_pass])],
+                             "TestC.test_c": [attempt("failed", [ERR_C]),
+                                              attempt("crash", [], exit_code=-11)]})
+        second = EntryResult(PlanEntry("distributed/test_x", ("TestE",)),
+                             attempt("timeout", [], output="hung"))
+        path = self.dir / "reports" / "distributed" / "test_x.xml"
+        write_file_report(path, [first, second], "test/distributed/test_x.py")
+        root = ET.parse(path).getroot()
+        self.assertEqual(root.tag, "testsuites")
+        self.assertEqual({k: root.get(k) for k in ("tests", "failures", "errors", "skipped")},
+                         {"tests": "5", "failures": "0", "errors": "2", "skipped": "1"})
+        suites = root.findall("testsuite")
+        self.assertEqual([s.get("name") for s in suites],
+                         ["distributed/test_x [TestA, TestC]", "distributed/test_x [TestE]"])
+        cases = {c.get("name"): c for c in root.iter("testcase")}
+        self.assertIsNone(cases["test_b"].find("failure"))
+        self.assertEqual(cases["test_b"].find("flakyFailure").get("message"), "boom")
+        self.assertEqual(cases["test_c"].find("error").get("message"), "oops")
+        self.assertEqual(len(cases["test_c"].findall("rerunError")), 1)
+        self.assertEqual(len(cases["test_c"].findall("rerunFailure")), 1)  # the crashed rerun
+        self.assertEqual(cases["timeout"].get("synthetic"), "true")
+        self.assertEqual(cases["test_a"].get("file"), "test/distributed/test_x.py")
+        self.assertIn("log <&> text", suites[0].find("system-out").text)
+
+        runs, ignored = read_file_runs(self.dir / "reports")
+        self.assertEqual(ignored, [])
+        self.assertEqual([(r.name, r.wall_seconds, r.status, len(r.outcomes)) for r in runs],
+                         [("distributed/test_x", 1.5, "failed", 4),
+                          ("distributed/test_x", 1.5, "timeout", 0)])
+
+    def test_read_file_runs_ignores_foreign_xml(self):
+        reports = self.dir / "reports"
+        reports.mkdir()
+        (reports / "TEST-other.xml").write_text('<testsuites><testsuite name="x"/></testsuites>')
+        (reports / "broken.xml").write_text("<oops")
+        runs, ignored = read_file_runs(reports)
+        self.assertEqual(runs, [])
+        self.assertEqual(sorted(p.name for p in ignored), ["TEST-other.xml", "broken.xml"])
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,189 @@
+"""JUnit XML: read what a test file wrote, write the driver's one report per test file.
+
+The driver gives every process its own report directory, reads the outcomes back with
+:func:`read_outcomes`, and writes ``<save-xml>/<name>.xml`` (``test-reports/distributed/
+test_x.xml``) with :func:`write_file_report`: one ``<testsuite>`` per process of that file, each
+with the properties ``test_file``, ``selection``, ``wall_time``, ``exit_code`` and ``status``.
+Reruns use the Maven Surefire elements that CI systems understand: a flaky test carries
+``<flakyFailure>``/``<flakyError>`` children and no ``<failure>``; a consistent failure has its
+``<failure>`` plus one ``<rerunFailure>``/``<rerunError>`` per failed rerun. A timed-out or
+crashed process gets a test case of its own (attribute ``synthetic="true"``) so that the
+failure is visible. :func:`read_file_runs` reads these reports back for ``--update-times``.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+
+from .results import (
+    ERROR,
+    FAILED,
+    PASSED,
+    SKIPPED,
+    Attempt,
+    CaseOutcome,
+    EntryResult,
+    FileRun,
+    exit_text,
+)
+
+__all__ = [
+    "JUnitError",
+    "read_outcomes",
+    "read_file_runs",
+    "write_file_report",
+    "report_path",
+]
+
+# How much of a process's output a report keeps (the end is what explains a failure).
+_OUTPUT_LIMIT = 100_000
+
+
+class JUnitError(ValueError):
+    """A report that cannot be parsed."""
+
+
+def _parse(path: Path) -> ET.Element:
+    try:
+        return ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as error:
+        raise JUnitError(f"{path}: {error}") from None
+
+
+def _outcome(case: ET.Element) -> CaseOutcome:
+    status, message, details = PASSED, "", ""
+    for tag, meaning in (("failure", FAILED), ("error", ERROR), ("skipped", SKIPPED)):
+        child = case.find(tag)
+        if child is not None:
+            status, message, details = meaning, child.get("message", ""), child.text or ""
+            break
+    try:
+        seconds = float(case.get("time", "0") or 0)
+    except ValueError:
+        seconds = 0.0
+    return CaseOutcome(case.get("classname", ""), case.get("name", ""), status, seconds,
+                       message, details)
+
+
+def read_outcomes(path: Path) -> list[CaseOutcome]:
+    """Every ``<testcase>`` of a JUnit file, in order."""
+    return [_outcome(case) for case in _parse(path).iter("testcase")]
+
+
+def report_path(report_dir: Path, name: str) -> Path:
+    """Where the report of test file ``name`` goes (mirrors the test tree)."""
+    return report_dir / f"{name}.xml"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _OUTPUT_LIMIT else "[...]\n" + text[-_OUTPUT_LIMIT:]
+
+
+def _rerun_children(case: ET.Element, runs: Sequence[Attempt], selector: str, flaky: bool) -> None:
+    for run in runs:
+        if run.passed(selector):
+            continue
+        failed = [o for o in run.outcomes if o.failing and o.selector == selector]
+        kind = "Error" if failed and failed[0].status == ERROR else "Failure"
+        tag = ("flaky" if flaky else "rerun") + kind
+        message = failed[0].message if failed else f"rerun {run.status} ({exit_text(run.exit_code)})"
+        child = ET.SubElement(case, tag, message=message, type=kind.lower())
+        ET.SubElement(child, "stackTrace").text = failed[0].details if failed else _clip(run.output)
+        ET.SubElement(child, "system-out").text = _clip(run.output)
+
+
+def _testcase(suite: ET.Element, outcome: CaseOutcome, result: EntryResult, file: str) -> None:
+    case = ET.SubElement(suite, "testcase", classname=outcome.classname, name=outcome.name,
+                         time=f"{outcome.seconds:.3f}", file=file)
+    runs = result.reruns.get(outcome.selector, [])
+    if outcome.failing and outcome.selector in result.flaky:
+        tag = "flakyError" if outcome.status == ERROR else "flakyFailure"
+        child = ET.SubElement(case, tag, message=outcome.message, type=outcome.status)
+        ET.SubElement(child, "stackTrace").text = outcome.details
+        _rerun_children(case, runs, outcome.selector, flaky=True)
+    elif outcome.failing:
+        tag = "error" if outcome.status == ERROR else "failure"
+        ET.SubElement(case, tag, message=outcome.message, type=outcome.status).text = outcome.details
+        _rerun_children(case, runs, outcome.selector, flaky=False)
+    elif outcome.status == SKIPPED:
+        ET.SubElement(case, "skipped", message=outcome.message)
+
+
+def _suite(root: ET.Element, result: EntryResult, file: str) -> dict[str, int]:
+    attempt, entry = result.attempt, result.entry
+    suite = ET.SubElement(root, "testsuite", name=entry.label, time=f"{attempt.seconds:.3f}")
+    properties = ET.SubElement(suite, "properties")
+    for key, value in (("test_file", entry.name), ("selection", " ".join(entry.classes)),
+                       ("wall_time", f"{attempt.seconds:.3f}"), ("exit_code", str(attempt.exit_code)),
+                       ("status", result.status)):
+        ET.SubElement(properties, "property", name=key, value=value)
+    for outcome in attempt.outcomes:
+        _testcase(suite, outcome, result, file)
+    counts = {"tests": len(attempt.outcomes), "failures": 0, "errors": 0,
+              "skipped": result.count(SKIPPED)}
+    consistent = set(result.consistent)
+    for outcome in attempt.outcomes:
+        if outcome.failing and outcome.selector in consistent:
+            counts["errors" if outcome.status == ERROR else "failures"] += 1
+    if attempt.status in ("timeout", "crash", "interrupted"):
+        case = ET.SubElement(suite, "testcase", classname=entry.name.replace("/", "."),
+                             name=attempt.status, time=f"{attempt.seconds:.3f}", file=file,
+                             synthetic="true")
+        message = {"timeout": f"timed out after {attempt.seconds:.0f}s, killed",
+                   "crash": f"{exit_text(attempt.exit_code)} without a test failure",
+                   "interrupted": "interrupted"}[attempt.status]
+        ET.SubElement(case, "error", message=message, type=attempt.status).text = _clip(attempt.output)
+        counts["tests"] += 1
+        counts["errors"] += 1
+    ET.SubElement(suite, "system-out").text = _clip(attempt.output)
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    return counts
+
+
+def write_file_report(path: Path, results: Sequence[EntryResult], file: str) -> None:
+    """Write the report of one test file: every process that ran some of it."""
+    root = ET.Element("testsuites", name=results[0].entry.name if results else "")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for result in results:
+        for key, value in _suite(root, result, file).items():
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{sum(r.attempt.seconds for r in results):.3f}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def read_file_runs(report_dir: Path) -> tuple[list[FileRun], list[Path]]:
+    """Process runs recorded by driver reports under ``report_dir`` (recursively).
+
+    Returns the runs and the XML files that were not driver reports (or could not be read).
+    """
+    runs: list[FileRun] = []
+    ignored: list[Path] = []
+    for path in sorted(report_dir.rglob("*.xml")):
+        try:
+            root = _parse(path)
+        except JUnitError:
+            ignored.append(path)
+            continue
+        found = False
+        for suite in root.iter("testsuite"):
+            props = {p.get("name"): p.get("value", "") for p in suite.iter("property")}
+            if "test_file" not in props:
+                continue
+            try:
+                wall = float(props.get("wall_time") or suite.get("time") or 0)
+            except ValueError:
+                continue
+            cases = [c for c in suite.iter("testcase") if c.get("synthetic") != "true"]
+            runs.append(FileRun(props["test_file"], wall, [_outcome(c) for c in cases],
+                                props.get("status") or "passed"))
+            found = True
+        if not found:
+            ignored.append(path)
+    return runs, ignored

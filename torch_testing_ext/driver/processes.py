@@ -1,0 +1,219 @@
+"""Start a test process in its own session and make sure nothing it started outlives it.
+
+Every test process is a session leader (``start_new_session``), so its children and theirs
+share its session and process group. :meth:`TestProcess.kill` kills that whole session, plus
+the descendants of its members that started sessions of their own. On Linux the driver also
+makes itself a *child subreaper* (:func:`become_subreaper`): processes orphaned by a dying test
+process are re-parented to the driver instead of init, so :func:`kill_orphans` can still find
+and reap them; and each test process gets SIGTERM if the driver itself is killed outright.
+Elsewhere the process group is the limit of what can be found.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["TestProcess", "become_subreaper", "kill_orphans", "descendants"]
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl()
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux ``prctl``); False where that is not available."""
+    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def _stop_with_driver() -> None:
+    # Runs in the child between fork and exec: if the driver is killed outright (SIGKILL),
+    # the test process gets SIGTERM and its harness stops its own children.
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
+def _process_table() -> dict[int, tuple[str, int, int, int]]:
+    """pid -> (state, ppid, pgid, sid) for every process visible in /proc ({} without /proc)."""
+    table = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stream:
+                stat = stream.read().decode(errors="replace")
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) >= 4:
+            table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
+    return table
+
+
+def descendants(
+    roots: Iterable[int], table: dict[int, tuple[str, int, int, int]] | None = None
+) -> set[int]:
+    """Every process below ``roots`` in the parent tree (roots excluded)."""
+    table = _process_table() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, (_state, ppid, _pgid, _sid) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def _signal_all(pids: Iterable[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _reap(pids: Iterable[int]) -> None:
+    """Collect the exit status of our own zombie children so that they disappear."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+
+
+def kill_orphans(keep: Sequence[int] = ()) -> int:
+    """Kill and reap every descendant of the driver outside the process trees in ``keep``.
+
+    With the subreaper flag, a process whose test process died is our child; ``keep`` holds
+    the pids of test processes still running, whose trees must be left alone. Returns how
+    many processes were killed.
+    """
+    me = os.getpid()
+    killed = 0
+    for _ in range(20):
+        table = _process_table()
+        kept = set(keep) | descendants(keep, table)
+        mine = descendants([me], table) - kept
+        alive = [pid for pid in mine if table[pid][0] not in "ZX"]
+        _reap(pid for pid in mine if table[pid][1] == me and table[pid][0] in "ZX")
+        if not alive:
+            return killed
+        _signal_all(alive, signal.SIGKILL)
+        killed += len(alive)
+        time.sleep(0.02)
+        _reap(pid for pid in alive if table[pid][1] == me)
+    return killed
+
+
+class TestProcess:
+    """A test file's process: its own session, output to a log file, killable as a tree."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        cwd: Path,
+        env: dict[str, str],
+        log_path: Path,
+        stderr_path: Path | None = None,
+    ) -> None:
+        """Start ``command``; stdout and stderr go to ``log_path`` (stderr apart if given)."""
+        self.command = list(command)
+        self.started = time.monotonic()
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_path = log_path
+        with open(log_path, "wb") as log, open(stderr_path or os.devnull, "wb") as err:
+            self._popen = subprocess.Popen(
+                self.command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=err if stderr_path else subprocess.STDOUT, start_new_session=True,
+                preexec_fn=_stop_with_driver if _PRCTL is not None else None,
+            )
+        self.pid = self._popen.pid
+
+    def poll(self) -> int | None:
+        """The exit status (negative: killed by that signal), or None while it runs."""
+        return self._popen.poll()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _members(self) -> set[int]:
+        table = _process_table()
+        session = {pid for pid, (state, _pp, pgid, sid) in table.items()
+                   if (sid == self.pid or pgid == self.pid) and state not in "ZX"}
+        if self.poll() is None:
+            session.add(self.pid)
+        tree = session | descendants(session, table)
+        return {pid for pid in tree if pid in table and table[pid][0] not in "ZX"} - {os.getpid()}
+
+    def terminate(self) -> None:
+        """Ask the whole tree to stop (SIGTERM): lets a test harness clean up its ranks."""
+        try:
+            os.killpg(self.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
+        _signal_all(self._members(), signal.SIGTERM)
+
+    def kill(self) -> None:
+        """Kill the process, its session and every descendant (SIGKILL), then reap it."""
+        for _ in range(20):
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            members = self._members()
+            _signal_all(members, signal.SIGKILL)
+            if self.poll() is None:
+                try:
+                    self._popen.wait(timeout=1)
+                except subprocess.TimeoutExpired:
+                    continue
+            if not members:
+                break
+            time.sleep(0.02)
+        # Members orphaned by the test process were adopted by us (subreaper): reap them.
+        me = os.getpid()
+        _reap(pid for pid, (state, ppid, _pg, sid) in _process_table().items()
+              if ppid == me and sid == self.pid and pid != self.pid and state in "ZX")
+
+    def output(self, limit: int = 200_000) -> str:
+        """The end of what the process printed (at most ``limit`` bytes)."""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(0, os.SEEK_END)
+                size = log.tell()
+                log.seek(max(0, size - limit))
+                data = log.read()
+        except OSError:
+            return ""
+        text = data.decode("utf-8", errors="replace")
+        return text if size <= limit else text[text.find("\n") + 1:]

@@ -1,0 +1,151 @@
+"""What running a plan produced: per-test outcomes, per-process attempts, per-entry results.
+
+The vocabulary shared by the executor, the JUnit writer and the reporter. An entry's first
+process is its *attempt*; each test that failed in it may be rerun alone (``reruns``). A test
+that passes on a rerun is *flaky*; one that fails every time is a *consistent failure*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # a type only: results stay importable by every other module
+    from .plan import PlanEntry
+
+__all__ = [
+    "PASSED",
+    "FAILED",
+    "ERROR",
+    "SKIPPED",
+    "CaseOutcome",
+    "Attempt",
+    "EntryResult",
+    "FileRun",
+    "exit_text",
+]
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseOutcome:
+    """One test's result as a JUnit report records it."""
+
+    classname: str
+    name: str
+    status: str
+    seconds: float = 0.0
+    message: str = ""
+    details: str = ""
+
+    @property
+    def class_name(self) -> str:
+        """The bare class name (``mod.TestX`` -> ``TestX``)."""
+        return self.classname.rsplit(".", 1)[-1]
+
+    @property
+    def failing(self) -> bool:
+        return self.status in (FAILED, ERROR)
+
+    @property
+    def selector(self) -> str:
+        """What to pass to the test file to run this test alone.
+
+        ``TestX.test_y`` for a test; ``TestX`` for a class-level error such as a failing
+        ``setUpClass``; ``""`` (the whole entry) for a module-level error.
+        """
+        cls = self.class_name
+        if not cls or cls == "__main__" or "/" in cls:
+            return ""
+        if self.name.startswith("test"):
+            return f"{cls}.{self.name.split(' ')[0]}"
+        return cls
+
+
+def exit_text(code: int | None) -> str:
+    """``exit status 3``, ``killed by SIGSEGV`` (negative codes) or ``still running``."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def _covers(selector: str, other: str) -> bool:
+    # "" covers everything, "TestX" covers "TestX" and "TestX.test_y".
+    return not selector or other == selector or other.startswith(selector + ".")
+
+
+@dataclasses.dataclass
+class Attempt:
+    """One process of an entry: the first run or a rerun of one test.
+
+    ``status``: ``ok`` (exit 0), ``failed`` (tests failed), ``timeout``, ``crash`` (non-zero
+    exit without a failed test to show for it) or ``interrupted``.
+    """
+
+    command: list[str]
+    status: str
+    exit_code: int | None
+    seconds: float
+    outcomes: list[CaseOutcome]
+    output: str = ""
+
+    def failing_selectors(self) -> list[str]:
+        """Distinct selectors of the failed tests, in report order."""
+        return list(dict.fromkeys(o.selector for o in self.outcomes if o.failing))
+
+    def passed(self, selector: str) -> bool:
+        """True if this attempt ran ``selector`` and nothing of it failed."""
+        if self.status != "ok":
+            return False
+        ran = [o for o in self.outcomes if _covers(selector, o.selector)]
+        return bool(ran) and not any(o.failing for o in ran)
+
+
+@dataclasses.dataclass
+class EntryResult:
+    """An entry's first attempt and the reruns of the tests that failed in it."""
+
+    entry: PlanEntry
+    attempt: Attempt
+    reruns: dict[str, list[Attempt]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def flaky(self) -> list[str]:
+        """Selectors that failed first and then passed on a rerun."""
+        return [s for s, runs in self.reruns.items() if any(r.passed(s) for r in runs)]
+
+    @property
+    def consistent(self) -> list[str]:
+        """Selectors that failed and never passed (not rerun counts as never passed)."""
+        if self.attempt.status != "failed":
+            return []
+        flaky = set(self.flaky)
+        return [s for s in self.attempt.failing_selectors() if s not in flaky]
+
+    @property
+    def status(self) -> str:
+        """``passed`` (flaky allowed), ``failed``, ``timeout``, ``crash`` or ``interrupted``."""
+        if self.attempt.status in ("timeout", "crash", "interrupted"):
+            return self.attempt.status
+        return "failed" if self.consistent else "passed"
+
+    def count(self, *statuses: str) -> int:
+        """Number of tests in the first attempt with one of ``statuses``."""
+        return sum(o.status in statuses for o in self.attempt.outcomes)
+
+
+@dataclasses.dataclass
+class FileRun:
+    """One process of a test file as a driver report recorded it (for ``--update-times``)."""
+
+    name: str
+    wall_seconds: float
+    outcomes: list[CaseOutcome]
+    status: str = "passed"  # EntryResult.status of the process's entry
