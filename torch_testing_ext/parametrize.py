@@ -8,8 +8,7 @@ Example::
         @parametrize("dtype", [torch.float32, torch.float64], name_fn=str)
         def test_sum(self, n, dtype): ...
 
-gives ``test_sum_n_1_torch.float32``-style methods, one per combination (names are made
-identifier-safe: ``test_sum_n_1_torch_float32``).
+gives one method per combination, named like ``test_sum_n_1_float32`` (made identifier-safe).
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ _PARAMS_ATTR = "__tte_parametrize__"
 
 def _safe_name(value: Any) -> str:
     text = value.__name__ if hasattr(value, "__name__") else str(value)
+    text = text.removeprefix("torch.")  # torch.float32 -> float32, as upstream names dtypes
     return re.sub(r"\W+", "_", text).strip("_") or "value"
 
 
@@ -71,17 +71,20 @@ def instantiate_parametrized_tests(cls: _T) -> _T:
             for _, params in combo:
                 kwargs.update(params)
 
-            def make(bound_kwargs: dict[str, Any]) -> Callable[..., Any]:
-                @functools.wraps(fn)
+            def make(body: Callable[..., Any], bound_kwargs: dict[str, Any]) -> Callable[..., Any]:
+                @functools.wraps(body)
                 def test(self: Any) -> Any:
-                    return fn(self, **bound_kwargs)
+                    return body(self, **bound_kwargs)
 
+                # Hide the parametrized signature from tools that unwrap (pytest would ask
+                # for fixtures named after the parameters).
+                del test.__wrapped__
                 return test
 
             test_name = f"{name}_{suffix}"
             if hasattr(cls, test_name):
                 raise RuntimeError(f"parametrized test {cls.__name__}.{test_name} already exists")
-            method = make(kwargs)
+            method = make(fn, kwargs)
             method.__dict__.pop(_PARAMS_ATTR, None)
             method.__name__ = test_name
             method.__qualname__ = f"{cls.__qualname__}.{test_name}"

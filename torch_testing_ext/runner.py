@@ -117,7 +117,10 @@ def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite) -> int:
                                      resultclass=RecordingTestResult)
     records = []
     success = True
-    for _ in range(args.repeat):
+    for repetition in range(args.repeat):
+        if repetition:
+            # A suite drops its tests once they ran; load them again for each repetition.
+            suite = _load(sys.modules["__main__"], args.tests, args.patterns)
         result = runner.run(suite)
         records.extend(result.records)  # type: ignore[attr-defined]
         success = success and result.wasSuccessful()

@@ -1,0 +1,60 @@
+"""Self-tests of the device facts and the upstream-named flags computed from them."""
+
+import json
+import os
+from unittest import mock
+
+import torch
+
+from torch_testing_ext import common_cuda, common_utils, devices, inductor_utils
+from torch_testing_ext.common_utils import TestCase, run_tests
+
+
+class TestDeviceFacts(TestCase):
+    def test_facts_match_torch(self):
+        accelerator = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+        self.assertEqual(devices.accelerator_type(), accelerator.type if accelerator else None)
+        self.assertEqual(devices.device_type(), accelerator.type if accelerator else "cpu")
+        self.assertEqual(devices.device_count(), torch.accelerator.device_count() if accelerator else 0)
+        self.assertEqual(devices.backend_available("gloo"), torch.distributed.is_gloo_available())
+
+    def test_default_backends(self):
+        self.assertEqual(devices.default_backend("cpu"), "gloo")
+        self.assertEqual(devices.default_backend("cuda:1"), "nccl")
+        self.assertEqual(devices.default_backend("xpu"), "xccl")
+        self.assertEqual(devices.default_backend("mps"), "gloo")
+
+    def test_rank_device(self):
+        expected = f"{devices.accelerator_type()}:1" if devices.accelerator_type() else "cpu"
+        self.assertEqual(devices.rank_device(1), expected)
+
+    def test_exported_facts_are_read_back_without_probing(self):
+        environ = {}
+        devices.export_facts(environ)
+        data = json.loads(environ[devices.FACTS_ENV])
+        data.update(accelerator="cuda", device_count=8)
+        fake = json.dumps(data)
+        with mock.patch.dict(os.environ, {devices.FACTS_ENV: fake}), \
+                mock.patch.object(devices, "_probe", side_effect=AssertionError("probed")):
+            devices.facts.cache_clear()
+            try:
+                self.assertEqual(devices.accelerator_type(), "cuda")
+                self.assertEqual(devices.device_count(), 8)
+                self.assertEqual(devices.rank_device(3), "cuda:3")
+            finally:
+                devices.facts.cache_clear()
+        self.assertEqual(devices.facts(), devices._probe())
+
+    def test_flags_agree_with_facts(self):
+        self.assertEqual(common_utils.TEST_CUDA, devices.accelerator_type() == "cuda")
+        self.assertEqual(common_cuda.TEST_CUDA, common_utils.TEST_CUDA)
+        self.assertEqual(common_cuda.TEST_MULTIGPU, common_cuda.TEST_CUDA and devices.device_count() >= 2)
+        self.assertEqual(inductor_utils.HAS_GPU, devices.has_gpu_inductor())
+        if not common_cuda.TEST_CUDA:
+            self.assertFalse(common_cuda.PLATFORM_SUPPORTS_FLASH_ATTENTION)
+            self.assertFalse(common_cuda.PLATFORM_SUPPORTS_MEM_EFF_ATTENTION)
+        self.assertFalse(common_utils.TEST_WITH_DEV_DBG_ASAN and "PYTORCH_TEST_WITH_DEV_DBG_ASAN" not in os.environ)
+
+
+if __name__ == "__main__":
+    run_tests()

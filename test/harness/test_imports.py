@@ -1,0 +1,52 @@
+"""The package imports without a GPU, transformers or triton, and never imports torch's private
+harness (``torch.testing._internal.common_utils`` / ``common_distributed``)."""
+
+import os
+import re
+import subprocess
+import sys
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+torch\.testing\._internal", re.MULTILINE)
+
+# Make transformers and triton unimportable, then import every public module.
+_PROBE = """
+import sys
+sys.modules['transformers'] = None  # a None entry makes the import fail, as if not installed
+sys.modules['triton'] = None
+import torch_testing_ext.common_distributed, torch_testing_ext.common_utils
+import torch_testing_ext.common_cuda, torch_testing_ext.inductor_utils, torch_testing_ext.triton_utils
+import torch_testing_ext.fake_ddp, torch_testing_ext.devices
+from torch_testing_ext.dist_skips import transformers_import_error
+assert transformers_import_error(), 'transformers should look missing'
+bad = [m for m in sys.modules if m in ('torch.testing._internal.common_utils',
+                                       'torch.testing._internal.common_distributed')]
+assert not bad, bad
+print('ok')
+"""
+
+
+class TestImports(TestCase):
+    def test_imports_without_optional_packages(self):
+        completed = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
+                                   cwd=ROOT, timeout=120)
+        self.assertEqual(completed.returncode, 0, completed.stderr)
+        self.assertEqual(completed.stdout.strip(), "ok")
+
+    def test_no_source_file_imports_the_private_harness(self):
+        offenders = []
+        for top in ("torch_testing_ext", "test"):
+            for folder, _, files in os.walk(os.path.join(ROOT, top)):
+                for name in files:
+                    if name.endswith(".py"):
+                        path = os.path.join(folder, name)
+                        with open(path) as f:
+                            if _PRIVATE_IMPORT.search(f.read()):
+                                offenders.append(os.path.relpath(path, ROOT))
+        self.assertEqual(offenders, [])
+
+
+if __name__ == "__main__":
+    run_tests()

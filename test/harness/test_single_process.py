@@ -1,0 +1,66 @@
+"""Self-tests of DynamoDistributedSingleProcTestCase: a real world-size-1 group per class."""
+
+import unittest
+
+import torch
+import torch.distributed as dist
+
+from torch_testing_ext import devices
+from torch_testing_ext.common_distributed import DynamoDistributedSingleProcTestCase
+from torch_testing_ext.common_utils import TestCase, run_tests
+
+
+class Probe(DynamoDistributedSingleProcTestCase):
+    observed = {}
+
+    def test_group(self):
+        Probe.observed["initialized"] = dist.is_initialized()
+        Probe.observed["world_size"] = dist.get_world_size()
+        Probe.observed["rank"] = dist.get_rank()
+        Probe.observed["backend"] = dist.get_backend()
+        t = torch.full((2,), 3.0, device=self.device)
+        dist.all_reduce(t)
+        Probe.observed["all_reduce"] = t.cpu().tolist()
+
+
+class TestSingleProcessGroup(TestCase):
+    def test_group_lives_exactly_as_long_as_the_class(self):
+        self.assertFalse(dist.is_initialized())
+        result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
+            unittest.defaultTestLoader.loadTestsFromTestCase(Probe))
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        self.assertEqual(Probe.observed, {
+            "initialized": True, "world_size": 1, "rank": 0,
+            "backend": devices.default_backend(), "all_reduce": [3.0, 3.0],
+        })
+        self.assertFalse(dist.is_initialized(), "the group outlived its class")
+
+    def test_class_attributes(self):
+        self.assertEqual(Probe.rank, 0)
+        self.assertEqual(Probe.world_size, 1)
+        Probe.setUpClass()
+        try:
+            self.assertEqual(Probe.device, devices.rank_device(0))
+            self.assertEqual(Probe.device_ids, None if devices.accelerator_type() is None else [0])
+        finally:
+            Probe.tearDownClass()
+        self.assertFalse(dist.is_initialized())
+
+    def test_dynamo_is_reset_around_each_test(self):
+        class Compiles(DynamoDistributedSingleProcTestCase):
+            def test_a(self):
+                import torch._dynamo.utils
+
+                self.assertEqual(sum(torch._dynamo.utils.counters["frames"].values()), 0)
+                torch.compile(lambda x: x + 1, backend="eager")(torch.ones(1))
+                self.assertGreater(sum(torch._dynamo.utils.counters["frames"].values()), 0)
+
+            test_b = test_a
+
+        result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
+            unittest.defaultTestLoader.loadTestsFromTestCase(Compiles))
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+
+
+if __name__ == "__main__":
+    run_tests()
