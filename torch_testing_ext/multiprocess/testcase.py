@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import types
 import unittest
 from typing import Any
 
@@ -69,13 +70,14 @@ class MultiProcessTestCase(TestCase):
         super().__init__(methodName)
         self._spawn_requested = False
         if current_rank_context() is None and methodName != "runTest":
-            original = getattr(self, methodName)
+            original = getattr(type(self), methodName)
 
             @functools.wraps(original)
-            def run_on_ranks() -> None:
-                self._run_on_ranks()
+            def run_on_ranks(test: MultiProcessTestCase) -> None:
+                test._run_on_ranks()
 
-            setattr(self, methodName, run_on_ranks)
+            # A bound method, so that unittest's loader treats it like the method it replaces.
+            setattr(self, methodName, types.MethodType(run_on_ranks, self))
 
     # -- parent side -------------------------------------------------------------------------
 
