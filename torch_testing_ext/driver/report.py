@@ -186,4 +186,8 @@ def summary_text(
         lines += ["", "Failures (each line reproduces one):"] + failures
     if flaky:
         lines += ["", "Flaky (failed, then passed on a rerun):"] + flaky
+    # The run's final outcome on one plain line (flaky tests passed in the end; timeouts and
+    # crashes count as failures), the closing line CI systems read.
+    lines += ["", f"summary: {t.passed + t.flaky} passed, {t.consistent + t.broken} failed, "
+                  f"{t.skipped} skipped"]
     return "\n".join(lines)
