@@ -25,6 +25,10 @@ import importlib.util
 import json
 import os
 import shutil
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "DeviceFacts",
@@ -34,6 +38,7 @@ __all__ = [
     "device_type",
     "device_count",
     "rank_device",
+    "select_rank_device",
     "default_backend",
     "backend_available",
     "has_triton",
@@ -131,6 +136,23 @@ def rank_device(rank: int) -> str:
     """The device a rank uses: ``"cpu"`` on CPU, ``"<type>:<rank>"`` on an accelerator."""
     accelerator = accelerator_type()
     return f"{accelerator}:{rank}" if accelerator else "cpu"
+
+
+def select_rank_device(rank: int) -> torch.device:
+    """Make ``rank``'s device the current one and return it.
+
+    On an accelerator this selects device index ``rank`` (``torch.accelerator``) and returns
+    ``<type>:<rank>``; a CPU-only machine has nothing to select, so it only returns ``cpu``.
+    Tests call it where upstream calls ``torch.accelerator.set_device_index(rank)``, which
+    raises on a CPU-only build.
+    """
+    import torch
+
+    accelerator = accelerator_type()
+    if accelerator is None:
+        return torch.device("cpu")
+    torch.accelerator.set_device_index(rank)
+    return torch.device(accelerator, rank)
 
 
 def default_backend(device: str | None = None) -> str:

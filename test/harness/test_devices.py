@@ -56,5 +56,32 @@ class TestDeviceFacts(TestCase):
         self.assertFalse(common_utils.TEST_WITH_DEV_DBG_ASAN and "PYTORCH_TEST_WITH_DEV_DBG_ASAN" not in os.environ)
 
 
+class TestSelectRankDevice(TestCase):
+    """``select_rank_device`` selects a device index only when there is an accelerator."""
+
+    @staticmethod
+    def _facts(accelerator, count):
+        return devices.DeviceFacts(accelerator=accelerator, device_count=count, backends=("gloo",),
+                                   triton=False, gpu_inductor=False, cpu_inductor=True)
+
+    def test_cpu_only_machine_selects_nothing(self):
+        with mock.patch.object(devices, "facts", return_value=self._facts(None, 0)), \
+                mock.patch.object(torch.accelerator, "set_device_index",
+                                  side_effect=AssertionError("no device to select on CPU")):
+            self.assertEqual(devices.select_rank_device(0), torch.device("cpu"))
+            self.assertEqual(devices.select_rank_device(3), torch.device("cpu"))
+
+    def test_accelerator_selects_the_rank_index(self):
+        with mock.patch.object(devices, "facts", return_value=self._facts("cuda", 2)), \
+                mock.patch.object(torch.accelerator, "set_device_index") as select:
+            device = devices.select_rank_device(1)
+            self.assertEqual(str(device), devices.rank_device(1))
+        select.assert_called_once_with(1)
+        self.assertEqual(device, torch.device("cuda", 1))
+
+    def test_this_machine_agrees_with_rank_device(self):
+        self.assertEqual(devices.select_rank_device(0), torch.device(devices.rank_device(0)))
+
+
 if __name__ == "__main__":
     run_tests()

@@ -74,6 +74,13 @@ def _destroy_process_groups() -> None:
         dist.destroy_process_group()
 
 
+def _wait_for_release(result: Connection) -> None:
+    try:
+        result.recv()
+    except (EOFError, OSError):  # the supervisor closed the connection: released as well
+        pass
+
+
 def _run(spec: RankSpec) -> RankOutcome:
     rank = spec.context.rank
     try:
@@ -88,7 +95,6 @@ def _run(spec: RankSpec) -> RankOutcome:
             getattr(cls, spec.method)(test)
         finally:
             test._rank_tear_down()
-            _destroy_process_groups()
     except unittest.SkipTest as skip:
         return RankOutcome(rank, Status.SKIPPED, str(skip))
     except SystemExit as exit_request:
@@ -107,7 +113,8 @@ def _run(spec: RankSpec) -> RankOutcome:
 
 
 def run_rank(spec: RankSpec, result: Connection, lifeline: Connection) -> None:
-    """Entry point of a rank process: run ``spec``'s test and send a RankOutcome on ``result``."""
+    """Entry point of a rank process: run ``spec``'s test, send a RankOutcome on ``result``,
+    then wait for the supervisor's release on ``result`` before tearing down and exiting."""
     os.setsid()
     _watch_lifeline(lifeline)
     log = _redirect_output(spec.log_path)
@@ -116,6 +123,15 @@ def run_rank(spec: RankSpec, result: Connection, lifeline: Connection) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     result.send(outcome)
+    # Keep this rank's process groups (and their sockets) until every rank has finished its
+    # test: a peer may still be completing a connection to us (gloo sets up its full mesh
+    # pair by pair), and tearing down early makes that peer fail. The supervisor sends the
+    # release once no rank is running any more.
+    _wait_for_release(result)
+    try:
+        _destroy_process_groups()
+    except BaseException:  # the outcome is sent; leave the reason in the rank's log
+        traceback.print_exc()
     result.close()
     log.flush()
     # Leave at once: interpreter teardown could hang in library atexit handlers.

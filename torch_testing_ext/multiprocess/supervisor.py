@@ -2,7 +2,9 @@
 
 The supervisor collects one :class:`RankOutcome` per rank. A rank that exits without
 reporting is *died* (exit code or signal named). Once any rank has a problem, the others get
-``FAIL_FAST_GRACE`` seconds to finish and are then stopped. At the deadline, the ranks still
+``FAIL_FAST_GRACE`` seconds to finish and are then stopped. A rank that has reported keeps its
+process groups until every rank has reported or been stopped; then the supervisor sends it
+the release and it tears down and exits. At the deadline, the ranks still
 running are asked for their Python stacks (faulthandler on SIGUSR1), reported as *timed out*
 and killed. Every rank is killed with its whole process group on the way out, also on Ctrl-C
 or SIGTERM, and the test's directory is removed.
@@ -29,7 +31,8 @@ __all__ = ["TestLaunch", "run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_
 
 FAIL_FAST_GRACE = 3.0  # seconds the other ranks get after one rank failed
 STACK_DUMP_WAIT = 1.0  # seconds a timed-out rank gets to write its stacks
-EXIT_GRACE = 5.0  # seconds a rank that reported may take to exit
+EXIT_GRACE = 5.0  # seconds a rank that reported may take to exit once released
+RELEASE = "release"  # sent to every rank once no rank is running
 _TAIL_LINES = 40
 _TAIL_BYTES = 16_000
 
@@ -96,7 +99,8 @@ class _Ranks:
         lifeline, self._lifeline = context.Pipe(duplex=False)
         try:
             for ctx in launch.contexts:
-                receive, send = context.Pipe(duplex=False)
+                # Duplex: the rank reports on it, and waits on it for the release.
+                receive, send = context.Pipe(duplex=True)
                 spec = RankSpec(launch.module, launch.qualname, launch.method, ctx, self.logs[ctx.rank],
                                 launch.seed)
                 process = context.Process(target=run_rank, args=(spec, send, lifeline),
@@ -143,6 +147,15 @@ class _Ranks:
             _kill_group(self.processes[rank])
             self.outcomes.setdefault(rank, RankOutcome(rank, status, detail))
 
+    def release(self) -> None:
+        """Tell the ranks that reported that no rank is running any more: they may now tear
+        down their process groups and exit."""
+        for connection in self.results.values():
+            try:
+                connection.send(RELEASE)
+            except (OSError, ValueError):  # the rank is already gone
+                pass
+
     def finish(self) -> list[RankOutcome]:
         """Make sure every rank is gone; attach output tails to the problem outcomes."""
         deadline = time.monotonic() + EXIT_GRACE
@@ -188,6 +201,7 @@ def _supervise(ranks: _Ranks, timeout: float) -> list[RankOutcome]:
         elif failed_at is not None and time.monotonic() >= failed_at + FAIL_FAST_GRACE:
             first = min(problems, key=lambda o: o.rank).rank
             ranks.stop(still, Status.STOPPED, f"stopped after rank {first} failed", dump_stacks=False)
+    ranks.release()
     return ranks.finish()
 
 
