@@ -11,7 +11,6 @@ import itertools
 import os
 from collections.abc import Iterator
 
-import torch
 import torch.distributed as dist
 
 from . import cpu_compat, devices
@@ -80,9 +79,8 @@ def dynamo_dist_per_rank_init(
     and its counters on entry and exit, and destroys the group on exit. On a CPU-only machine
     with compiler collectives switched on it applies :mod:`cpu_compat`.
     """
-    accelerator = devices.accelerator_type()
-    if accelerator and not fake_pg:
-        torch.accelerator.set_device_index(rank)
+    if not fake_pg:
+        devices.select_rank_device(rank)
     backend = backend or devices.default_backend(devices.rank_device(rank))
     with contextlib.ExitStack() as stack:
         if init_pg:
