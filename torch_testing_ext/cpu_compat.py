@@ -11,6 +11,10 @@ has no ``device(idx)`` context manager (``NotImplementedError``). For the durati
 :func:`compiler_collectives_on_cpu` the default group must use the backend string from
 :func:`process_group_backend` (``cpu:gloo``), ``torch.accelerator.device_count`` reports 1 and
 ``CpuInterface.device`` is a no-op context manager.
+
+FullyShardedDataParallel refuses CPU-only modules ("FSDP needs a non-CPU accelerator device")
+unless it is given ``device_id=torch.device("cpu")``; :func:`fsdp_device_id` is the value to
+pass: ``cpu`` on a CPU-only machine, None (FSDP's own default) where an accelerator exists.
 """
 
 from __future__ import annotations
@@ -23,7 +27,12 @@ import torch
 
 from . import devices
 
-__all__ = ["compiler_collectives_need_help", "compiler_collectives_on_cpu", "process_group_backend"]
+__all__ = [
+    "compiler_collectives_need_help",
+    "compiler_collectives_on_cpu",
+    "process_group_backend",
+    "fsdp_device_id",
+]
 
 
 def compiler_collectives_need_help() -> bool:
@@ -56,3 +65,11 @@ def compiler_collectives_on_cpu() -> Iterator[None]:
     with mock.patch.object(torch.accelerator, "device_count", lambda: 1), \
             mock.patch.object(CpuInterface, "device", staticmethod(_no_device_switch)):
         yield
+
+
+def fsdp_device_id() -> torch.device | None:
+    """The ``device_id`` for ``FullyShardedDataParallel``: ``cpu`` on a CPU-only machine, else None.
+
+    None leaves FSDP's upstream behaviour untouched (it uses the current accelerator device).
+    """
+    return torch.device("cpu") if devices.accelerator_type() is None else None

@@ -62,11 +62,17 @@ class DynamoDistributedMultiProcTestCase(MultiProcessTestCase):
 
     Each rank starts and ends its test with a fresh Dynamo (reset, counters cleared). Test
     bodies usually run inside ``dynamo_dist_per_rank_init(self.rank, self.world_size)``.
+    Besides ``device`` a rank has ``device_ids`` (``[rank]`` on an accelerator, None on CPU).
     """
 
     @property
     def world_size(self) -> int:  # type: ignore[override]
         return multiproc_world_size()
+
+    @property
+    def device_ids(self) -> list[int] | None:
+        """``device_ids`` for DDP in this rank: ``[rank]`` on an accelerator, None on CPU."""
+        return [self.rank] if devices.accelerator_type() else None
 
     def _rank_set_up(self) -> None:
         super()._rank_set_up()
