@@ -1,0 +1,130 @@
+"""Per-test cost of a multi-process test: torch_testing_ext vs PyTorch's own harness.
+
+For each harness it writes a test file with N trivial 2-rank gloo ``all_reduce`` tests (or N
+tests skipped by ``skip_if_lt_x_gpu(8)``), runs it in a fresh interpreter for two values of N,
+and reports the *marginal* wall time per test, (T(N_large) - T(N_small)) / (N_large - N_small),
+which leaves out interpreter start and imports. This is the one file in the project that
+imports ``torch.testing._internal``: it measures us against it side by side.
+
+Usage: python benchmarks/multiprocess_overhead.py [--small 1] [--large 4] [--repeats 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+HARNESSES = {
+    "torch_testing_ext": ("torch_testing_ext.common_distributed", "torch_testing_ext.common_utils"),
+    "pytorch (torch.testing._internal)": ("torch.testing._internal.common_distributed",
+                                          "torch.testing._internal.common_utils"),
+}
+
+TEMPLATE = '''
+import os
+import torch
+import torch.distributed as dist
+from {distributed} import MultiProcessTestCase, skip_if_lt_x_gpu
+from {utils} import run_tests
+
+
+class Bench(MultiProcessTestCase):
+    @property
+    def world_size(self):
+        return 2
+
+    def setUp(self):
+        super().setUp()
+        self._spawn_processes()
+
+    def tearDown(self):
+        super().tearDown()
+        try:
+            os.remove(self.file_name)
+        except OSError:
+            pass
+
+{tests}
+
+if __name__ == "__main__":
+    run_tests()
+'''
+
+ALLREDUCE = '''
+    def test_allreduce_{i}(self):
+        store = dist.FileStore(self.file_name, self.world_size)
+        dist.init_process_group("gloo", store=store, rank=self.rank, world_size=self.world_size)
+        t = torch.ones(4)
+        dist.all_reduce(t)
+        assert t.sum().item() == 8.0
+        dist.destroy_process_group()
+'''
+
+SKIPPED = '''
+    @skip_if_lt_x_gpu(8)
+    def test_skipped_{i}(self):
+        pass
+'''
+
+
+def write_file(directory: str, harness: str, kind: str, count: int) -> str:
+    distributed, utils = HARNESSES[harness]
+    body = "".join((ALLREDUCE if kind == "allreduce" else SKIPPED).format(i=i) for i in range(count))
+    path = os.path.join(directory, f"bench_{abs(hash((harness, kind, count)))}.py")
+    with open(path, "w") as f:
+        f.write(TEMPLATE.format(distributed=distributed, utils=utils, tests=textwrap.indent(
+            textwrap.dedent(body), "    ")))
+    return path
+
+
+def time_file(path: str) -> float:
+    started = time.perf_counter()
+    completed = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=3600)
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        raise SystemExit(f"benchmark file failed:\n{completed.stderr[-3000:]}")
+    return elapsed
+
+
+def marginal(directory: str, harness: str, kind: str, small: int, large: int, repeats: int) -> float:
+    best = []
+    for count in (small, large):
+        path = write_file(directory, harness, kind, count)
+        best.append(min(time_file(path) for _ in range(repeats)))
+    return (best[1] - best[0]) / (large - small)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=1)
+    parser.add_argument("--large", type=int, default=4)
+    parser.add_argument("--repeats", type=int, default=1)
+    args = parser.parse_args()
+    if not 0 < args.small < args.large:
+        parser.error("need 0 < --small < --large")
+    print(f"{os.cpu_count()} CPUs; marginal wall time per test from N={args.small} vs N={args.large}")
+    results = {}
+    ours, theirs = HARNESSES
+    with tempfile.TemporaryDirectory() as directory:
+        for kind in ("allreduce", "skipped"):
+            for harness in HARNESSES:
+                # Our tests cost too little to see over a few of them: use many more.
+                scale = {"allreduce": 10, "skipped": 50}[kind] if harness == ours else 1
+                large = args.large * scale
+                seconds = marginal(directory, harness, kind, args.small, large, args.repeats)
+                results[harness, kind] = seconds
+                print(f"  {kind:10} {harness:36} {seconds:8.4f} s/test  (N={args.small} vs {large})",
+                      flush=True)
+    for kind, label in (("allreduce", "trivial 2-rank all_reduce"), ("skipped", "parent-skipped test")):
+        ratio = results[theirs, kind] / max(results[ours, kind], 1e-4)
+        print(f"{label}: torch_testing_ext {results[ours, kind]:.4f} s, PyTorch {results[theirs, kind]:.3f} s, "
+              f"{ratio:.0f}x lower per-test cost")
+
+
+if __name__ == "__main__":
+    main()
