@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import NoReturn
 
 from . import interrupts
+from .cli_args import positive_int
 from .junit import RecordingTestResult, write_junit_xml
 from .testcase import set_default_seed
 
@@ -27,16 +28,6 @@ DEFAULT_XML_DIR = "test-reports"
 class _OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _integer(text: str) -> int:
@@ -55,7 +46,7 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--save-xml", nargs="?", const=DEFAULT_XML_DIR, metavar="DIR",
                         help=f"write JUnit XML to DIR (default {DEFAULT_XML_DIR})")
     parser.add_argument("--use-pytest", action="store_true", help="run the file under pytest")
-    parser.add_argument("--repeat", type=_positive, default=1, metavar="N", help="run the tests N times")
+    parser.add_argument("--repeat", type=positive_int, default=1, metavar="N", help="run the tests N times")
     parser.add_argument("--seed", type=_integer, metavar="N", help="seed for every test's setUp")
     parser.add_argument("--accept", action="store_true", help="accept new expecttest output")
     parser.add_argument("--list", action="store_true", help="print the test ids and run nothing")

@@ -21,6 +21,7 @@ from pathlib import Path
 from types import FrameType
 from typing import NoReturn
 
+from ..cli_args import positive_int
 from .discover import SelectionError, discover_tests, select_tests, source_path
 from .execute import Executor, RunSettings
 from .junit import read_file_runs, report_path, write_file_report
@@ -54,16 +55,6 @@ class _Interrupted(Exception):
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _positive_seconds(text: str) -> float:
@@ -106,7 +97,7 @@ def build_parser() -> OneLineParser:
     add("-v", "--verbose", action="store_true",
         help="passed to each test file; also print every file's output")
     add("--shard", nargs=2, type=_integer, metavar=("N", "M"), help="run shard N of M (1 <= N <= M)")
-    add("-j", "--jobs", type=_positive_int, default=1, metavar="N",
+    add("-j", "--jobs", type=positive_int, default=1, metavar="N",
         help="run up to N non-distributed files at once (default 1); distributed/ files run alone")
     add("--timeout", type=_positive_seconds, metavar="SECONDS",
         help="per-process timeout (default: 5x the recorded time, at least 2 minutes; "
