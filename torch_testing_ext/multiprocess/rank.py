@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import faulthandler
+import gc
 import importlib
 import os
 import signal
@@ -74,9 +75,23 @@ def _destroy_process_groups() -> None:
         dist.destroy_process_group()
 
 
+# A rank that has reported waits for the release, so that peers can finish setting up their
+# connections to it. Its test may have left cyclic garbage holding process groups (say a DDP
+# module whose ``forward`` was replaced by a compiled one) whose teardown a slower peer is
+# waiting for; after RELEASE_GC_AFTER seconds it collects that garbage, and after RELEASE_WAIT
+# it stops waiting, so such a peer is never stuck until the test's timeout.
+RELEASE_GC_AFTER = 2.0
+RELEASE_WAIT = 30.0
+
+
 def _wait_for_release(result: Connection) -> None:
     try:
-        result.recv()
+        if result.poll(RELEASE_GC_AFTER):
+            result.recv()
+            return
+        gc.collect()
+        if result.poll(RELEASE_WAIT - RELEASE_GC_AFTER):
+            result.recv()
     except (EOFError, OSError):  # the supervisor closed the connection: released as well
         pass
 
