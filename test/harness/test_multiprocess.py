@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import unittest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 

@@ -29,7 +29,6 @@ import os
 import shutil
 import types
 import unittest
-from typing import Any
 
 from .. import devices
 from ..skips import pending_skip
@@ -68,7 +67,6 @@ class MultiProcessTestCase(TestCase):
 
     def __init__(self, methodName: str = "runTest") -> None:
         super().__init__(methodName)
-        self._spawn_requested = False
         if current_rank_context() is None and methodName != "runTest":
             original = getattr(type(self), methodName)
 
@@ -92,8 +90,7 @@ class MultiProcessTestCase(TestCase):
 
     def _spawn_processes(self) -> None:
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
-        parent-side skips are decided (so a skipped test starts no process)."""
-        self._spawn_requested = True
+        parent-side skips are decided (so a skipped test starts no process); nothing to do here."""
 
     def _effective_timeout(self) -> float:
         from_env = os.environ.get(TIMEOUT_ENV)
