@@ -425,6 +425,29 @@ class TestRunning(TestCase):
         runs = [argv for _, argv in self.tree.started() if "--list" not in argv]
         self.assertEqual(sorted(argv[0] for argv in runs), ["TestA", "TestB"])
 
+    def test_long_class_split_by_test_runs_each_test_once_across_shards(self):
+        times = self.tree.write_times({
+            "version": 1,
+            "files": {"harness/test_pass": 500.0},
+            "classes": {"harness/test_pass": {"TestA": 450.0, "TestB": 5.0}},
+            "tests": {"harness/test_pass": {"TestA.test_one": 200.0, "TestA.test_two": 200.0,
+                                            "TestA.test_skip": 50.0, "TestB.test_three": 5.0}},
+        })
+        seen, selections = [], []
+        for i in (1, 2):
+            result = self.tree.run("--shard", str(i), "2", "-i", "harness/test_pass",
+                                   "--times-file", str(times), "--save-xml", f"reports-{i}")
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            seen += report_cases(self.tree.root / f"reports-{i}" / "harness" / "test_pass.xml")
+        self.assertEqual(sorted(seen), ["TestA.test_one", "TestA.test_skip", "TestA.test_two",
+                                        "TestB.test_three"])
+        runs = [argv for _, argv in self.tree.started() if "--list" not in argv]
+        for argv in runs:
+            selections.append(tuple(argv[:argv.index("--save-xml")]))
+        # TestA (450 s) is longer than half of the file: its tests are shared out one by one.
+        self.assertEqual(sorted(selections), [("TestA.test_one", "TestA.test_skip"),
+                                              ("TestA.test_two", "TestB")])
+
 
 class TestStopping(TestCase):
     """Timeouts and signals: every process the test file started is gone afterwards."""

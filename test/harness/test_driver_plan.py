@@ -25,12 +25,19 @@ def entries(shards):
     return [entry for shard in shards for entry in shard.entries]
 
 
-def coverage(shards, classes):
-    """(file, class) pairs the plan runs, counted; a whole-file entry covers all its classes."""
+def listing(per_class):
+    """Test ids as ``python test/x.py --list`` gives them, from {class: number of tests}."""
+    return [f"{cls}.test_{i}" for cls, count in per_class.items() for i in range(count)]
+
+
+def coverage(shards, listed):
+    """(file, test id) pairs the plan runs, counted; a whole-file entry covers all its tests."""
     counts = Counter()
     for entry in entries(shards):
-        for cls in entry.classes or classes.get(entry.name, ["<all>"]):
-            counts[(entry.name, cls)] += 1
+        for test_id in listed.get(entry.name, ["<all>"]):
+            cls = test_id.partition(".")[0]
+            if not entry.selection or cls in entry.selection or test_id in entry.selection:
+                counts[(entry.name, test_id)] += 1
     return counts
 
 
@@ -52,23 +59,26 @@ class TestPlanShards(TestCase):
                     self.assertEqual([s.index for s in shards], list(range(1, num_shards + 1)))
                     self.assertEqual(sorted(e.name for e in entries(shards)), sorted(NAMES))
 
-    def test_every_class_in_exactly_one_shard_when_split(self):
+    def test_every_test_in_exactly_one_shard_when_split(self):
         names = ["big", "distributed/test_big"] + [f"small{i}" for i in range(6)]
         times = RecordedTimes({n: 30.0 for n in names})
         listed = {}
         for name in ("big", "distributed/test_big"):
             times.files[name] = 900.0
-            times.classes[name] = {f"C{i}": 100.0 + i for i in range(7)}
-            listed[name] = [f"C{i}" for i in range(8)]  # C7 is new: no recorded time
+            times.classes[name] = {f"C{i}": 100.0 + i for i in range(6)}
+            times.classes[name]["Long"] = 290.0
+            times.tests[name] = {f"Long.test_{i}": 290.0 / 9 for i in range(9)}
+            # C6 is new (no recorded time) and so is Long.test_9.
+            listed[name] = listing({**{f"C{i}": 2 for i in range(7)}, "Long": 10})
         for num_shards in range(1, 7):
             with self.subTest(num_shards=num_shards):
-                shards = plan_shards(names, times, num_shards, classes=listed)
+                shards = plan_shards(names, times, num_shards, listed=listed)
                 counts = coverage(shards, listed)
                 self.assertEqual(set(counts.values()), {1})
-                expected = {(n, c) for n in listed for c in listed[n]}
+                expected = {(n, t) for n in listed for t in listed[n]}
                 expected |= {(n, "<all>") for n in names if n not in listed}
                 self.assertEqual(set(counts), expected)
-                split = [e for e in entries(shards) if e.classes]
+                split = [e for e in entries(shards) if e.selection]
                 long_enough = 900.0 > split_threshold(names, times, num_shards)
                 self.assertEqual(bool(split), num_shards > 1 and long_enough)
                 if num_shards >= 3:
@@ -171,6 +181,8 @@ class TestClassSplitting(TestCase):
                      "one_class": {"Only": 880.0}},
         )
 
+    BIG = listing({"A": 1, "B": 1, "C": 1, "D": 1})
+
     def test_threshold_is_ideal_shard_length_with_a_floor(self):
         times = self.times()
         self.assertEqual(split_threshold(list(times.files), times, 2), 1035.0)
@@ -182,18 +194,19 @@ class TestClassSplitting(TestCase):
         names = list(times.files)
         self.assertEqual(files_to_split(names, times, 1), [])
         self.assertEqual(files_to_split(names, times, 2), [])
-        # one_class is long but has a single class: nothing to split it by.
+        # one_class is long but has a single class and no test times: nothing to split it by.
         self.assertEqual(files_to_split(names, times, 4), ["big"])
         self.assertEqual(files_to_split(names, times, 4, threshold=100.0), ["big", "mid"])
         self.assertEqual(files_to_split(names, None, 4), [])
+        times.tests["one_class"] = {"Only.test_a": 440.0, "Only.test_b": 440.0}
+        self.assertEqual(files_to_split(names, times, 4), ["big", "one_class"])
 
     def test_split_groups_classes_and_adds_overhead(self):
         times = self.times()
-        shards = plan_shards(["big"], times, 4, classes={"big": ["A", "B", "C", "D"]},
-                             threshold=400.0)
-        split = sorted(entries(shards), key=lambda e: e.classes)
+        shards = plan_shards(["big"], times, 4, listed={"big": self.BIG}, threshold=400.0)
+        split = sorted(entries(shards), key=lambda e: e.selection)
         # ceil(1000 / 400) = 3 groups, longest class first to the lightest group.
-        self.assertEqual([e.classes for e in split], [("A",), ("B",), ("C", "D")])
+        self.assertEqual([e.selection for e in split], [("A",), ("B",), ("C", "D")])
         overhead = 1000.0 - (500 + 300 + 150 + 10)
         self.assertEqual([e.seconds for e in split], [500 + overhead, 300 + overhead, 160 + overhead])
         self.assertTrue(all(e.known for e in split))
@@ -201,33 +214,90 @@ class TestClassSplitting(TestCase):
 
     def test_listed_classes_decide(self):
         times = self.times()
-        shards = plan_shards(["big"], times, 2, classes={"big": ["A", "B", "E"]}, threshold=100.0)
-        self.assertEqual(sorted(c for e in entries(shards) for c in e.classes), ["A", "B", "E"])
+        listed = {"big": listing({"A": 1, "B": 1, "E": 3})}
+        shards = plan_shards(["big"], times, 2, listed=listed, threshold=100.0)
+        self.assertEqual(sorted(c for e in entries(shards) for c in e.selection), ["A", "B", "E"])
         # E has no recorded time: it is counted at the mean of the file's known classes.
-        (with_e,) = [e for e in entries(shards) if "E" in e.classes]
+        (with_e,) = [e for e in entries(shards) if "E" in e.selection]
         overhead = 1000.0 - 960.0
         self.assertAlmostEqual(with_e.seconds, 400.0 + overhead)
 
     def test_not_split_without_listing_or_class_times(self):
         times = self.times()
-        for classes in ({}, {"big": ["A"]}, {"big": ["Q", "R"]}):
-            with self.subTest(classes=classes):
-                shards = plan_shards(["big"], times, 2, classes=classes, threshold=100.0)
-                self.assertEqual([e.classes for e in entries(shards)], [()])
+        for listed in ({}, {"big": ["A.test_0"]}, {"big": ["Q.test_0", "R.test_0"]}):
+            with self.subTest(listed=listed):
+                shards = plan_shards(["big"], times, 2, listed=listed, threshold=100.0)
+                self.assertEqual([e.selection for e in entries(shards)], [()])
 
     def test_distributed_split_entries_stay_serial(self):
         times = RecordedTimes({"distributed/test_x": 600.0},
                               {"distributed/test_x": {"A": 300.0, "B": 300.0}})
         shards = plan_shards(["distributed/test_x"], times, 2,
-                             classes={"distributed/test_x": ["A", "B"]})
+                             listed={"distributed/test_x": ["A.test_a", "B.test_b"]})
         self.assertEqual([[e.serial for e in s.entries] for s in shards], [[True], [True]])
         self.assertEqual(entries(shards)[0].label, "distributed/test_x [A]")
 
     def test_entry_label_and_cost(self):
         entry = PlanEntry("f", ("A", "B"), 100.0, True, False)
         self.assertEqual(entry.label, "f [A, B]")
+        tests = PlanEntry("f", ("A", "B.test_x", "B.test_y", "C.test_z"), 100.0, True, False)
+        self.assertEqual(tests.label, "f [A, B: 2 tests, C: 1 test]")
         self.assertEqual(entry.cost(4), 25.0)
         self.assertEqual(PlanEntry("distributed/f", (), 100.0, True, True).cost(4), 100.0)
+
+
+class TestSplittingOneLongClass(TestCase):
+    """A class too long for one shard is split by test, using the recorded test times."""
+
+    def times(self):
+        tests = {f"Long.test_{i}": float(10 * (i + 1)) for i in range(10)}  # 10..100 s
+        return RecordedTimes(
+            files={"distributed/test_x": 630.0, "small": 600.0},
+            classes={"distributed/test_x": {"Long": sum(tests.values()), "Short": 20.0}},
+            tests={"distributed/test_x": tests},
+        )
+
+    LISTED = {"distributed/test_x": listing({"Long": 10, "Short": 2})}
+
+    def test_long_class_split_by_test_balances_shards(self):
+        times = self.times()
+        for num_shards in (2, 3, 4):
+            with self.subTest(num_shards=num_shards):
+                shards = plan_shards(list(times.files), times, num_shards, listed=self.LISTED)
+                counts = coverage(shards, self.LISTED)
+                self.assertEqual(sorted(counts), sorted(("distributed/test_x", t)
+                                                         for t in self.LISTED["distributed/test_x"])
+                                 + [("small", "<all>")])
+                self.assertEqual(set(counts.values()), {1})
+                split = [e for e in entries(shards) if e.name == "distributed/test_x"]
+                self.assertGreaterEqual(len(split), num_shards - 1)
+                # The short class stays whole; the long one is named test by test.
+                self.assertTrue(any("Short" in e.selection for e in split))
+                self.assertFalse(any("Long" in e.selection for e in split))
+                loads = [s.seconds for s in shards]
+                mean = sum(loads) / num_shards
+                # Only "small" (600 s, one entry) may stick out once shards are shorter than it.
+                self.assertLess(max(loads) / mean, 1.10 if num_shards == 2 else 600.0 / mean + 0.01)
+
+    def test_tests_of_a_class_keep_their_order(self):
+        times = self.times()
+        shards = plan_shards(list(times.files), times, 2, listed=self.LISTED)
+        for entry in entries(shards):
+            self.assertEqual(list(entry.selection), sorted(entry.selection))
+
+    def test_unrecorded_test_counted_at_class_mean(self):
+        times = self.times()
+        listed = {"distributed/test_x": self.LISTED["distributed/test_x"] + ["Long.test_new"]}
+        shards = plan_shards(["distributed/test_x"], times, 2, listed=listed)
+        total = sum(e.seconds for e in entries(shards))
+        overhead = 630.0 - 570.0
+        self.assertAlmostEqual(total, 570.0 + 55.0 + overhead * len(entries(shards)))
+
+    def test_class_without_test_times_stays_whole(self):
+        times = self.times()
+        times.tests.clear()
+        shards = plan_shards(["distributed/test_x"], times, 2, listed=self.LISTED)
+        self.assertEqual(sorted(e.selection for e in entries(shards)), [("Long",), ("Short",)])
 
 
 if __name__ == "__main__":

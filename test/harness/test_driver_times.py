@@ -44,11 +44,13 @@ class TestTimesFile(TempDirTestCase):
         self.assertIsNone(load_times(self.dir / "absent.json"))
 
     def test_round_trip_sorted_and_rounded(self):
-        times = RecordedTimes({"b": 2.0, "a": 1.23456}, {"a": {"Z": 1.0, "Y": 0.111}})
+        times = RecordedTimes({"b": 2.0, "a": 1.23456}, {"a": {"Z": 1.0, "Y": 0.111}},
+                              {"a": {"Z.test_b": 0.5, "Z.test_a": 0.504, "Y.test_c": 0.111}})
         path = self.dir / "sub" / ".test-times.json"
         save_times(path, times)
         self.assertEqual(load_times(path),
-                         RecordedTimes({"a": 1.23, "b": 2.0}, {"a": {"Y": 0.11, "Z": 1.0}}))
+                         RecordedTimes({"a": 1.23, "b": 2.0}, {"a": {"Y": 0.11, "Z": 1.0}},
+                                       {"a": {"Y.test_c": 0.11, "Z.test_a": 0.5, "Z.test_b": 0.5}}))
         text = path.read_text()
         self.assertLess(text.index('"a"'), text.index('"b"'))
         self.assertEqual(json.loads(text)["version"], 1)
@@ -62,6 +64,8 @@ class TestTimesFile(TempDirTestCase):
             "string.json": '{"files": {"a": "12"}}',
             "bool.json": '{"files": {"a": true}}',
             "classes.json": '{"classes": {"a": [1]}}',
+            "tests.json": '{"tests": {"a": {"A.test_x": null}}}',
+            "tests_list.json": '{"tests": [1]}',
             "version.json": '{"version": 99, "files": {}}',
         }
         for name, text in bad.items():
@@ -90,6 +94,15 @@ class TestTimesFile(TempDirTestCase):
         self.assertEqual(old.classes["a"], {"A1": 4.0, "A2": 5.0})  # inputs untouched
         self.assertEqual(merge_times(None, new), new)
 
+    def test_merge_replaces_the_tests_of_a_measured_class(self):
+        old = RecordedTimes({"a": 10.0}, {"a": {"A": 4.0, "B": 5.0}},
+                            {"a": {"A.test_gone": 2.0, "A.test_kept": 2.0, "B.test_b": 5.0}})
+        new = RecordedTimes({"a": 12.0}, {"a": {"A": 6.0}}, {"a": {"A.test_kept": 3.0, "A.test_new": 3.0}})
+        merged = merge_times(old, new)
+        # A was measured: its old tests go (test_gone was renamed or removed). B was not: kept.
+        self.assertEqual(merged.tests, {"a": {"A.test_kept": 3.0, "A.test_new": 3.0, "B.test_b": 5.0}})
+        self.assertIn("A.test_gone", old.tests["a"])  # inputs untouched
+
     def test_measure_runs(self):
         def outcome(cls, seconds):
             return CaseOutcome(f"mod.{cls}", "test_x", PASSED, seconds)
@@ -104,6 +117,17 @@ class TestTimesFile(TempDirTestCase):
         times = measure_runs(runs)
         self.assertEqual(times.files, {"f": 17.0, "g": 2.0})
         self.assertEqual(times.classes, {"f": {"A": 10.0, "B": 5.0}})
+        self.assertEqual(times.tests, {"f": {"A.test_x": 10.0, "B.test_x": 5.0}})
+
+    def test_measure_counts_a_flaky_test_at_its_passing_rerun(self):
+        runs = [FileRun("f", 320.0, [CaseOutcome("A", "test_hang", PASSED, 300.0),
+                                     CaseOutcome("A", "test_ok", PASSED, 10.0)],
+                        rerun_seconds={"A.test_hang": 20.0})]
+        times = measure_runs(runs)
+        self.assertEqual(times.tests, {"f": {"A.test_hang": 20.0, "A.test_ok": 10.0}})
+        self.assertEqual(times.classes, {"f": {"A": 30.0}})
+        # The process overhead (320 - 310 = 10 s) is still measured against the first attempt.
+        self.assertEqual(times.files, {"f": 40.0})
 
 
 def attempt(status, outcomes=(), exit_code=None, output=""):
@@ -210,6 +234,8 @@ class TestJUnit(TempDirTestCase):
         cases = {c.get("name"): c for c in root.iter("testcase")}
         self.assertIsNone(cases["test_b"].find("failure"))
         self.assertEqual(cases["test_b"].find("flakyFailure").get("message"), "boom")
+        self.assertEqual(cases["test_b"].get("rerun_time"), "0.200")
+        self.assertIsNone(cases["test_c"].get("rerun_time"))
         self.assertEqual(cases["test_c"].find("error").get("message"), "oops")
         self.assertEqual(len(cases["test_c"].findall("rerunError")), 1)
         self.assertEqual(len(cases["test_c"].findall("rerunFailure")), 1)  # the crashed rerun
@@ -222,6 +248,7 @@ class TestJUnit(TempDirTestCase):
         self.assertEqual([(r.name, r.wall_seconds, r.status, len(r.outcomes)) for r in runs],
                          [("distributed/test_x", 1.5, "failed", 4),
                           ("distributed/test_x", 1.5, "timeout", 0)])
+        self.assertEqual(runs[0].rerun_seconds, {"TestA.test_b": 0.2})
 
     def test_read_file_runs_ignores_foreign_xml(self):
         reports = self.dir / "reports"

@@ -31,13 +31,13 @@ from .report import Progress, plan_text, summary_text
 from .results import EntryResult
 from .times import RecordedTimes, TimesFileError, load_times, measure_runs, merge_times, save_times
 
-__all__ = ["UsageError", "OneLineParser", "build_parser", "list_classes", "main"]
+__all__ = ["UsageError", "OneLineParser", "build_parser", "list_tests", "main"]
 
 PROG = "run_test.py"
 DEFAULT_REPORT_DIR = "test-reports"
 TIMES_FILE = ".test-times.json"
 LIST_TIMEOUT = 300.0
-_TEST_ID = re.compile(r"^(?:\w+\.)*?([A-Za-z_]\w*)\.\w+$")
+_TEST_ID = re.compile(r"^(?:\w+\.)*?([A-Za-z_]\w*\.\w+)$")
 
 
 class UsageError(Exception):
@@ -132,10 +132,13 @@ def _load_times(path: Path) -> RecordedTimes | None:
     return times
 
 
-def list_classes(
+def list_tests(
     python: str, test_dir: Path, name: str, timeout: float = LIST_TIMEOUT
 ) -> list[str] | None:
-    """The test classes of a file, from ``python test/<name>.py --list``; None if that fails."""
+    """A file's test ids (``Class.test_x``), from ``python test/<name>.py --list``.
+
+    None if that fails or prints anything that is not a test id.
+    """
     with tempfile.TemporaryDirectory(prefix="run_test-list-") as work:
         process = TestProcess([python, str(source_path(test_dir, name)), "--list"], test_dir.parent,
                               dict(os.environ), Path(work) / "list.out", Path(work) / "list.err")
@@ -148,7 +151,7 @@ def list_classes(
             return None
         lines = [line.strip() for line in process.output().splitlines() if line.strip()]
     # Ids are "Class.test_x" (or "module.Class.test_x"). Anything else means the listing cannot
-    # be trusted, and a class missing from it would never run: better not to split at all.
+    # be trusted, and a test missing from it would never run: better not to split at all.
     matches = [_TEST_ID.match(line) for line in lines]
     if not matches or not all(matches):
         return None
@@ -173,9 +176,10 @@ def _update_times(report_dir: Path, times_path: Path) -> int:
         print(f"{PROG}: error: cannot write {times_path}: {error}", file=sys.stderr)
         return 1
     classes = sum(len(c) for c in measured.classes.values())
+    tests = sum(len(t) for t in measured.tests.values())
     note = f"; ignored {len(ignored)} other XML files" if ignored else ""
-    print(f"{PROG}: updated {times_path}: {len(measured.files)} files, {classes} classes "
-          f"from {len(runs)} process reports{note}")
+    print(f"{PROG}: updated {times_path}: {len(measured.files)} files, {classes} classes, "
+          f"{tests} tests from {len(runs)} process reports{note}")
     return 0
 
 
@@ -249,14 +253,14 @@ def _main(argv: list[str], root: Path) -> int:
     become_subreaper()
     times = _load_times(times_path)
     candidates = files_to_split(names, times, num_shards, args.jobs)
-    classes = {}
+    listed = {}
     for name in candidates:
-        listed = list_classes(sys.executable, test_dir, name)
-        if listed is None:
-            _warn(f"could not list the classes of {name}; it runs as one process")
+        tests = list_tests(sys.executable, test_dir, name)
+        if tests is None:
+            _warn(f"could not list the tests of {name}; it runs as one process")
         else:
-            classes[name] = listed
-    shards = plan_shards(names, times, num_shards, jobs=args.jobs, classes=classes)
+            listed[name] = tests
+    shards = plan_shards(names, times, num_shards, jobs=args.jobs, listed=listed)
     if args.dry_run:
         print(plan_text(shards, shard_index, args.jobs))
         return 0

@@ -146,7 +146,7 @@ class Executor:
 
     def run(self, entries: Sequence[PlanEntry]) -> Execution:
         """Run ``entries`` in order (as far as serial/parallel rules allow); see the module doc."""
-        self._queue.extend(_Job(_EntryState(entry), entry.classes) for entry in entries)
+        self._queue.extend(_Job(_EntryState(entry), entry.selection) for entry in entries)
         try:
             while self._has_work():
                 if self._stop_signal is not None:
@@ -291,7 +291,7 @@ class Executor:
 
     @staticmethod
     def _selection(state: _EntryState, selector: str) -> tuple[str, ...]:
-        return (selector,) if selector else state.entry.classes
+        return (selector,) if selector else state.entry.selection
 
     def _complete(self, state: _EntryState) -> None:
         assert state.result is not None

@@ -8,7 +8,9 @@ Reruns use the Maven Surefire elements that CI systems understand: a flaky test 
 ``<flakyFailure>``/``<flakyError>`` children and no ``<failure>``; a consistent failure has its
 ``<failure>`` plus one ``<rerunFailure>``/``<rerunError>`` per failed rerun. A timed-out or
 crashed process gets a test case of its own (attribute ``synthetic="true"``) so that the
-failure is visible. :func:`read_file_runs` reads these reports back for ``--update-times``.
+failure is visible. A flaky test case also records the time of its passing rerun
+(``rerun_time``), which is what the test costs when nothing goes wrong. :func:`read_file_runs`
+reads these reports back for ``--update-times``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def _parse(path: Path) -> ET.Element:
         raise JUnitError(f"{path}: {error}") from None
 
 
+def _seconds(value: str | None) -> float:
+    try:
+        return float(value or 0)
+    except ValueError:
+        return 0.0
+
+
 def _outcome(case: ET.Element) -> CaseOutcome:
     status, message, details = PASSED, "", ""
     for tag, meaning in (("failure", FAILED), ("error", ERROR), ("skipped", SKIPPED)):
@@ -59,12 +68,8 @@ def _outcome(case: ET.Element) -> CaseOutcome:
         if child is not None:
             status, message, details = meaning, child.get("message", ""), child.text or ""
             break
-    try:
-        seconds = float(case.get("time", "0") or 0)
-    except ValueError:
-        seconds = 0.0
-    return CaseOutcome(case.get("classname", ""), case.get("name", ""), status, seconds,
-                       message, details)
+    return CaseOutcome(case.get("classname", ""), case.get("name", ""), status,
+                       _seconds(case.get("time")), message, details)
 
 
 def read_outcomes(path: Path) -> list[CaseOutcome]:
@@ -99,6 +104,9 @@ def _testcase(suite: ET.Element, outcome: CaseOutcome, result: EntryResult, file
                          time=f"{outcome.seconds:.3f}", file=file)
     runs = result.reruns.get(outcome.selector, [])
     if outcome.failing and outcome.selector in result.flaky:
+        passing = next(run for run in runs if run.passed(outcome.selector))
+        rerun_seconds = sum(o.seconds for o in passing.outcomes if o.selector == outcome.selector)
+        case.set("rerun_time", f"{rerun_seconds:.3f}")
         tag = "flakyError" if outcome.status == ERROR else "flakyFailure"
         child = ET.SubElement(case, tag, message=outcome.message, type=outcome.status)
         ET.SubElement(child, "stackTrace").text = outcome.details
@@ -115,7 +123,7 @@ def _suite(root: ET.Element, result: EntryResult, file: str) -> dict[str, int]:
     attempt, entry = result.attempt, result.entry
     suite = ET.SubElement(root, "testsuite", name=entry.label, time=f"{attempt.seconds:.3f}")
     properties = ET.SubElement(suite, "properties")
-    for key, value in (("test_file", entry.name), ("selection", " ".join(entry.classes)),
+    for key, value in (("test_file", entry.name), ("selection", " ".join(entry.selection)),
                        ("wall_time", f"{attempt.seconds:.3f}"), ("exit_code", str(attempt.exit_code)),
                        ("status", result.status)):
         ET.SubElement(properties, "property", name=key, value=value)
@@ -181,8 +189,11 @@ def read_file_runs(report_dir: Path) -> tuple[list[FileRun], list[Path]]:
             except ValueError:
                 continue
             cases = [c for c in suite.iter("testcase") if c.get("synthetic") != "true"]
-            runs.append(FileRun(props["test_file"], wall, [_outcome(c) for c in cases],
-                                props.get("status") or "passed"))
+            outcomes = [_outcome(c) for c in cases]
+            rerun_seconds = {outcome.selector: _seconds(case.get("rerun_time"))
+                             for outcome, case in zip(outcomes, cases) if case.get("rerun_time")}
+            runs.append(FileRun(props["test_file"], wall, outcomes,
+                                props.get("status") or "passed", rerun_seconds))
             found = True
         if not found:
             ignored.append(path)

@@ -176,12 +176,12 @@ def summary_text(
             what = {"timeout": f"timed out after {duration(result.attempt.seconds)}",
                     "crash": f"{exit_text(result.attempt.exit_code)} without a failed test",
                     "interrupted": "interrupted"}[result.status]
-            failures.append(f"  {command_for(entry.name, entry.classes)}    # {what}")
+            failures.append(f"  {command_for(entry.name, entry.selection)}    # {what}")
         for selector in result.consistent:
-            selection = (selector,) if selector else entry.classes
+            selection = (selector,) if selector else entry.selection
             failures.append(f"  {command_for(entry.name, selection)}")
         for selector in result.flaky:
-            flaky.append(f"  {command_for(entry.name, (selector,) if selector else entry.classes)}")
+            flaky.append(f"  {command_for(entry.name, (selector,) if selector else entry.selection)}")
     if failures:
         lines += ["", "Failures (each line reproduces one):"] + failures
     if flaky:

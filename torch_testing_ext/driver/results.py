@@ -143,9 +143,13 @@ class EntryResult:
 
 @dataclasses.dataclass
 class FileRun:
-    """One process of a test file as a driver report recorded it (for ``--update-times``)."""
+    """One process of a test file as a driver report recorded it (for ``--update-times``).
+
+    ``rerun_seconds`` maps each flaky test's selector to the time of its passing rerun.
+    """
 
     name: str
     wall_seconds: float
     outcomes: list[CaseOutcome]
     status: str = "passed"  # EntryResult.status of the process's entry
+    rerun_seconds: dict[str, float] = dataclasses.field(default_factory=dict)

@@ -5,14 +5,16 @@ Schema (version 1), seconds as floats::
     {
       "version": 1,
       "files":   {"distributed/test_x": 312.5, "harness/test_y": 4.2},
-      "classes": {"distributed/test_x": {"TestMultiProc": 250.0, "TestSingleProc": 50.1}}
+      "classes": {"distributed/test_x": {"TestMultiProc": 250.0, "TestSingleProc": 50.1}},
+      "tests":   {"distributed/test_x": {"TestMultiProc.test_a": 9.5, ...}}
     }
 
 ``files`` holds the wall time of running the whole file in one process (start-up and
-``setUpClass`` included); ``classes`` the summed test times of each class. Refresh it with
-``python run_test.py --update-times [DIR]``, which reads the JUnit reports of a run
+``setUpClass`` included); ``classes`` the summed test times of each class; ``tests`` (optional)
+each test's time, which lets the planner split a class too long for one shard. Refresh it
+with ``python run_test.py --update-times [DIR]``, which reads the JUnit reports of a run
 (all shards' reports together) and merges what they measured: a measured file's time is
-replaced, its measured classes are replaced, everything else is kept.
+replaced, its measured classes are replaced (with their tests), everything else is kept.
 """
 
 from __future__ import annotations
@@ -44,20 +46,23 @@ class TimesFileError(ValueError):
 
 @dataclasses.dataclass
 class RecordedTimes:
-    """Seconds per test file and per test class of each file."""
+    """Seconds per test file, per test class of each file and per test (``Class.test_x``)."""
 
     files: dict[str, float] = dataclasses.field(default_factory=dict)
     classes: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    tests: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict:
         """The JSON document, keys sorted so diffs of the committed file stay small."""
+        def nested(table: dict[str, dict[str, float]]) -> dict:
+            return {name: {key: round(sec, 2) for key, sec in sorted(table[name].items())}
+                    for name in sorted(table)}
+
         return {
             "version": _VERSION,
             "files": {name: round(self.files[name], 2) for name in sorted(self.files)},
-            "classes": {
-                name: {cls: round(sec, 2) for cls, sec in sorted(self.classes[name].items())}
-                for name in sorted(self.classes)
-            },
+            "classes": nested(self.classes),
+            "tests": nested(self.tests),
         }
 
 
@@ -72,18 +77,22 @@ def _parse(document: object) -> RecordedTimes:
         raise TimesFileError("top level is not a JSON object")
     if document.get("version", _VERSION) != _VERSION:
         raise TimesFileError(f"unsupported version {document.get('version')!r}")
-    files, classes = document.get("files", {}), document.get("classes", {})
-    if not isinstance(files, dict) or not isinstance(classes, dict):
-        raise TimesFileError("'files' and 'classes' must be JSON objects")
+    files = document.get("files", {})
+    if not isinstance(files, dict):
+        raise TimesFileError("'files' must be a JSON object")
     times = RecordedTimes()
     for name, seconds in files.items():
         times.files[name] = _seconds(seconds, f"files[{name!r}]")
-    for name, per_class in classes.items():
-        if not isinstance(per_class, dict):
-            raise TimesFileError(f"classes[{name!r}] is not a JSON object")
-        times.classes[name] = {
-            cls: _seconds(sec, f"classes[{name!r}][{cls!r}]") for cls, sec in per_class.items()
-        }
+    for key, table in (("classes", times.classes), ("tests", times.tests)):
+        per_file = document.get(key, {})
+        if not isinstance(per_file, dict):
+            raise TimesFileError(f"{key!r} must be a JSON object")
+        for name, entries in per_file.items():
+            if not isinstance(entries, dict):
+                raise TimesFileError(f"{key}[{name!r}] is not a JSON object")
+            table[name] = {
+                item: _seconds(sec, f"{key}[{name!r}][{item!r}]") for item, sec in entries.items()
+            }
     return times
 
 
@@ -117,40 +126,62 @@ def save_times(path: Path, times: RecordedTimes) -> None:
 
 
 def merge_times(old: RecordedTimes | None, new: RecordedTimes) -> RecordedTimes:
-    """``old`` updated with ``new``: measured files and classes replace recorded ones."""
-    merged = RecordedTimes(dict(old.files) if old else {},
-                           {k: dict(v) for k, v in old.classes.items()} if old else {})
+    """``old`` updated with ``new``: measured files and classes replace recorded ones.
+
+    A measured class replaces all its recorded tests, so a test renamed or removed since
+    does not linger.
+    """
+    def copy(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+        return {name: dict(entries) for name, entries in table.items()}
+
+    merged = RecordedTimes()
+    if old is not None:
+        merged = RecordedTimes(dict(old.files), copy(old.classes), copy(old.tests))
     merged.files.update(new.files)
     for name, per_class in new.classes.items():
         merged.classes.setdefault(name, {}).update(per_class)
+        if name in merged.tests:
+            kept = {test: sec for test, sec in merged.tests[name].items()
+                    if test.split(".", 1)[0] not in per_class}
+            merged.tests[name] = kept
+    for name, per_test in new.tests.items():
+        merged.tests.setdefault(name, {}).update(per_test)
     return merged
 
 
 def measure_runs(runs: Iterable[FileRun]) -> RecordedTimes:
-    """Per-file and per-class seconds measured by the process runs of a report set.
+    """Per-file, per-class and per-test seconds measured by the process runs of a report set.
 
     A file may have run as several processes (split by class, or in several shards). Its
     whole-file time is the sum of its test times plus one process's overhead (the mean of
     wall time minus test time over its runs), which is what running it in one process costs.
     Interrupted runs measured nothing and are left out; a timed-out run counts with the time
-    it was given (a lower bound, better than no time at all).
+    it was given (a lower bound, better than no time at all). A flaky test counts with the
+    time of its passing rerun: a hang that a rerun cured says nothing about the test's length.
     """
     test_seconds: dict[str, float] = {}
     overheads: dict[str, list[float]] = {}
     classes: dict[str, dict[str, float]] = {}
+    tests: dict[str, dict[str, float]] = {}
     for run in runs:
         if run.status == "interrupted":
             continue
         spent = sum(outcome.seconds for outcome in run.outcomes)
-        test_seconds[run.name] = test_seconds.get(run.name, 0.0) + spent
         overheads.setdefault(run.name, []).append(max(0.0, run.wall_seconds - spent))
         per_class = classes.setdefault(run.name, {})
+        per_test = tests.setdefault(run.name, {})
         for outcome in run.outcomes:
+            seconds = run.rerun_seconds.get(outcome.selector, outcome.seconds)
+            test_seconds[run.name] = test_seconds.get(run.name, 0.0) + seconds
             cls = outcome.class_name
-            per_class[cls] = per_class.get(cls, 0.0) + outcome.seconds
+            per_class[cls] = per_class.get(cls, 0.0) + seconds
+            if "." in outcome.selector:  # a test, not a class- or module-level error
+                per_test[outcome.selector] = per_test.get(outcome.selector, 0.0) + seconds
     times = RecordedTimes()
-    for name, spent in test_seconds.items():
-        times.files[name] = spent + sum(overheads[name]) / len(overheads[name])
+    for name, overhead in overheads.items():
+        times.files[name] = test_seconds.get(name, 0.0) + sum(overhead) / len(overhead)
         if classes[name]:
             times.classes[name] = classes[name]
+        if tests[name]:
+            times.tests[name] = tests[name]
     return times
