@@ -4,7 +4,6 @@ import dataclasses
 import unittest
 from unittest import mock
 
-import torch
 
 from torch_testing_ext import devices, inductor_utils
 from torch_testing_ext.common_utils import TestCase, run_tests
@@ -12,20 +11,14 @@ from torch_testing_ext.inductor_utils import (
     CPU_INDUCTOR_SKIP_REASON,
     GPU_INDUCTOR_SKIP_REASON,
     inductor_backend_skip_reason,
-    requires_inductor_backend,
 )
 from torch_testing_ext.skips import pending_skip
+
+from fixtures import inprocess_cases
 
 
 def facts(**changes):
     return dataclasses.replace(devices.facts(), **changes)
-
-
-class Cases(TestCase):
-    @requires_inductor_backend
-    def test_compiles(self):
-        compiled = torch.compile(lambda x: x * 2 + 1, backend="inductor")
-        self.assertEqual(compiled(torch.ones(3)), torch.full((3,), 3.0))
 
 
 class TestRequiresInductorBackend(TestCase):
@@ -51,15 +44,15 @@ class TestRequiresInductorBackend(TestCase):
     def test_decision_is_made_when_the_test_runs(self):
         no_triton = facts(accelerator="cuda", device_count=1, gpu_inductor=False)
         with mock.patch.object(devices, "facts", lambda: no_triton):
-            self.assertEqual(pending_skip(Cases("test_compiles")), GPU_INDUCTOR_SKIP_REASON)
+            self.assertEqual(pending_skip(inprocess_cases.Compiles("test_compiles")), GPU_INDUCTOR_SKIP_REASON)
             result = unittest.TestResult()
-            Cases("test_compiles").run(result)
+            inprocess_cases.Compiles("test_compiles").run(result)
             self.assertEqual([reason for _, reason in result.skipped], [GPU_INDUCTOR_SKIP_REASON])
 
     @unittest.skipUnless(inductor_backend_skip_reason() is None, "no Inductor backend here")
     def test_runs_and_compiles_where_a_backend_exists(self):
         result = unittest.TestResult()
-        Cases("test_compiles").run(result)
+        inprocess_cases.Compiles("test_compiles").run(result)
         self.assertEqual((result.testsRun, result.skipped, result.errors, result.failures), (1, [], [], []))
 
 

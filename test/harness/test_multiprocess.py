@@ -14,16 +14,9 @@ import time
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 
+from fixtures.procfs import alive
+
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "rank_faults.py")
-
-
-def _alive(pid):
-    """True while ``pid`` exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def _wait_until(predicate, timeout):
@@ -85,7 +78,7 @@ class TestRankOutcomes(TestCase):
         self.addCleanup(run.cleanup)
         run.command.append("-v")
         code, output = run.run()
-        self.assertTrue(_wait_until(lambda: not any(map(_alive, run.rank_pids())), 10),
+        self.assertTrue(_wait_until(lambda: not any(map(alive, run.rank_pids())), 10),
                         f"rank processes outlived the run:\n{output}")
         self.assertTrue(_wait_until(lambda: not run.leftovers(), 10),
                         f"temporary files left behind: {run.leftovers()}")
@@ -201,12 +194,12 @@ class TestParentInterrupted(TestCase):
         self.addCleanup(lambda: process.poll() is None and process.kill())
         self.assertTrue(_wait_until(lambda: len(run.rank_pids()) == 2, 60), "ranks did not start")
         pids = run.rank_pids()
-        self.assertTrue(all(map(_alive, pids)))
+        self.assertTrue(all(map(alive, pids)))
         os.kill(process.pid, sig)
         output, _ = process.communicate(timeout=60)
         if expected_code is not None:
             self.assertEqual(process.returncode, expected_code, output)
-        self.assertTrue(_wait_until(lambda: not any(map(_alive, pids)), 15),
+        self.assertTrue(_wait_until(lambda: not any(map(alive, pids)), 15),
                         f"ranks {pids} survived {signal.Signals(sig).name}")
         self.assertTrue(_wait_until(lambda: not run.leftovers(), 15),
                         f"left behind after {signal.Signals(sig).name}: {run.leftovers()}")

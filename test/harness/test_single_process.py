@@ -2,48 +2,36 @@
 
 import unittest
 
-import torch
 import torch.distributed as dist
 
 from torch_testing_ext import devices
 from torch_testing_ext.common_distributed import DynamoDistributedSingleProcTestCase
 from torch_testing_ext.common_utils import TestCase, run_tests
 
-
-class Probe(DynamoDistributedSingleProcTestCase):
-    observed = {}
-
-    def test_group(self):
-        Probe.observed["initialized"] = dist.is_initialized()
-        Probe.observed["world_size"] = dist.get_world_size()
-        Probe.observed["rank"] = dist.get_rank()
-        Probe.observed["backend"] = dist.get_backend()
-        t = torch.full((2,), 3.0, device=self.device)
-        dist.all_reduce(t)
-        Probe.observed["all_reduce"] = t.cpu().tolist()
+from fixtures import inprocess_cases
 
 
 class TestSingleProcessGroup(TestCase):
     def test_group_lives_exactly_as_long_as_the_class(self):
         self.assertFalse(dist.is_initialized())
         result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
-            unittest.defaultTestLoader.loadTestsFromTestCase(Probe))
+            unittest.defaultTestLoader.loadTestsFromTestCase(inprocess_cases.Probe))
         self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
-        self.assertEqual(Probe.observed, {
+        self.assertEqual(inprocess_cases.Probe.observed, {
             "initialized": True, "world_size": 1, "rank": 0,
             "backend": devices.default_backend(), "all_reduce": [3.0, 3.0],
         })
         self.assertFalse(dist.is_initialized(), "the group outlived its class")
 
     def test_class_attributes(self):
-        self.assertEqual(Probe.rank, 0)
-        self.assertEqual(Probe.world_size, 1)
-        Probe.setUpClass()
+        self.assertEqual(inprocess_cases.Probe.rank, 0)
+        self.assertEqual(inprocess_cases.Probe.world_size, 1)
+        inprocess_cases.Probe.setUpClass()
         try:
-            self.assertEqual(Probe.device, devices.rank_device(0))
-            self.assertEqual(Probe.device_ids, None if devices.accelerator_type() is None else [0])
+            self.assertEqual(inprocess_cases.Probe.device, devices.rank_device(0))
+            self.assertEqual(inprocess_cases.Probe.device_ids, None if devices.accelerator_type() is None else [0])
         finally:
-            Probe.tearDownClass()
+            inprocess_cases.Probe.tearDownClass()
         self.assertFalse(dist.is_initialized())
 
     def test_dynamo_is_reset_around_each_test(self):
