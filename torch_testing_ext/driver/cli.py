@@ -25,13 +25,13 @@ from ..cli_args import positive_int
 from .discover import SelectionError, discover_tests, select_tests, source_path
 from .execute import Executor, RunSettings
 from .junit import read_file_runs, report_path, write_file_report
-from .plan import PlanEntry, files_to_split, plan_shards
+from .plan import PlanEntry, ShardPlan, files_to_split, plan_shards
 from .processes import TestProcess, become_subreaper, kill_orphans
 from .report import Progress, plan_text, summary_text
 from .results import EntryResult
 from .times import RecordedTimes, TimesFileError, load_times, measure_runs, merge_times, save_times
 
-__all__ = ["UsageError", "OneLineParser", "build_parser", "list_tests", "main"]
+__all__ = ["UsageError", "OneLineParser", "build_parser", "build_plan", "list_tests", "main"]
 
 PROG = "run_test.py"
 DEFAULT_REPORT_DIR = "test-reports"
@@ -158,6 +158,20 @@ def list_tests(
     return sorted({match.group(1) for match in matches if match})
 
 
+def build_plan(
+    test_dir: Path, names: Sequence[str], times: RecordedTimes | None, num_shards: int, jobs: int
+) -> list[ShardPlan]:
+    """The shards' plan, listing the tests of each file long enough to be split."""
+    listed = {}
+    for name in files_to_split(names, times, num_shards, jobs):
+        tests = list_tests(sys.executable, test_dir, name)
+        if tests is None:
+            _warn(f"could not list the tests of {name}; it runs as one process")
+        else:
+            listed[name] = tests
+    return plan_shards(names, times, num_shards, jobs=jobs, listed=listed)
+
+
 def _update_times(report_dir: Path, times_path: Path) -> int:
     if not report_dir.is_dir():
         raise UsageError(f"--update-times: no such directory: {report_dir}")
@@ -252,15 +266,7 @@ def _main(argv: list[str], root: Path) -> int:
     signals.install()
     become_subreaper()
     times = _load_times(times_path)
-    candidates = files_to_split(names, times, num_shards, args.jobs)
-    listed = {}
-    for name in candidates:
-        tests = list_tests(sys.executable, test_dir, name)
-        if tests is None:
-            _warn(f"could not list the tests of {name}; it runs as one process")
-        else:
-            listed[name] = tests
-    shards = plan_shards(names, times, num_shards, jobs=args.jobs, listed=listed)
+    shards = build_plan(test_dir, names, times, num_shards, args.jobs)
     if args.dry_run:
         print(plan_text(shards, shard_index, args.jobs))
         return 0
