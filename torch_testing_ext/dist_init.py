@@ -16,6 +16,7 @@ import torch.distributed as dist
 from . import cpu_compat, devices
 from .dynamo_test_case import reset_dynamo
 from .multiprocess.context import current_rank_context
+from .multiprocess.rank import retire_process_groups
 
 __all__ = [
     "rendezvous_init_method",
@@ -64,6 +65,15 @@ def ensure_fake_backend() -> None:
                                   devices=["cpu", "cuda", "hpu", "xpu"])
 
 
+def _destroy_process_groups() -> None:
+    if not dist.is_initialized():
+        return
+    if current_rank_context() is not None:
+        # The test's DDP modules may outlive the groups; the rank drops the groups last.
+        retire_process_groups()
+    dist.destroy_process_group()
+
+
 @contextlib.contextmanager
 def dynamo_dist_per_rank_init(
     rank: int,
@@ -91,7 +101,7 @@ def dynamo_dist_per_rank_init(
                 dist.init_process_group(cpu_compat.process_group_backend(backend),
                                         init_method=rendezvous_init_method(), rank=rank,
                                         world_size=world_size)
-            stack.callback(lambda: dist.is_initialized() and dist.destroy_process_group())
+            stack.callback(_destroy_process_groups)
         stack.enter_context(cpu_compat.compiler_collectives_on_cpu())
         reset_dynamo()
         stack.callback(reset_dynamo)

@@ -32,6 +32,12 @@ class TestRankRelease(TestCase):
         self.assertEqual(result.errors + result.failures, [])
         self.assertEqual(exit_codes, [0, 0])
 
+    def test_ddp_module_may_outlive_its_destroyed_group(self):
+        # Without retire_process_groups both ranks deadlock and time out.
+        result = unittest.TestResult()
+        inprocess_cases.DdpOutlivesItsGroup("test_ddp_freed_after_its_group").run(result)
+        self.assertEqual(result.errors + result.failures, [])
+
 
 if __name__ == "__main__":
     run_tests()

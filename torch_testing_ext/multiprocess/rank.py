@@ -68,11 +68,42 @@ def _resolve(module: str, qualname: str) -> type:
     return target
 
 
+# Process groups this rank has destroyed (or is destroying) but still references; see
+# retire_process_groups.
+_retired_groups: list[Any] = []
+
+
+def retire_process_groups() -> None:
+    """Keep every live process group referenced until this rank tears down; call it just
+    before ``destroy_process_group``.
+
+    Whoever drops the last reference to a gloo group runs its destructor, which joins the
+    group's worker threads. A worker that finishes a collective drops tensors that have
+    Python objects, for which it needs the GIL. A ``ProcessGroup`` Python object drops its
+    reference with the GIL released, but a DDP ``Reducer`` drops its group with the GIL
+    held: if a test's DDP module outlives the destroyed group (freed with the test's locals,
+    or by gc) and its Reducer holds the last reference while a worker is still finishing a
+    collective, the rank deadlocks in the join. Retired groups keep the Reducer's reference
+    from being the last one; the rank drops them at teardown (``_destroy_process_groups``).
+    """
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        # torch's registry of live groups; if a future torch renames it, nothing is retired
+        # (the work-around is lost, never the teardown).
+        world = getattr(dist.distributed_c10d, "_world", None)
+        _retired_groups.extend(getattr(world, "pg_map", ()))
+
+
 def _destroy_process_groups() -> None:
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
+        retire_process_groups()
         dist.destroy_process_group()
+    # The last references to the groups, unless the test's objects still hold some (then
+    # os._exit leaves them): pybind drops them with the GIL released.
+    _retired_groups.clear()
 
 
 # A rank that has reported waits for the release, so that peers can finish setting up their
@@ -80,7 +111,7 @@ def _destroy_process_groups() -> None:
 # test's cyclic garbage (objects that may still hold process groups), and after RELEASE_WAIT
 # it tears down anyway, so no peer ever depends on its release until the test's timeout.
 # (This is a precaution; it did not cure the intermittent teardown hang of
-# test_compiler_collectives_automatic_dynamic_tensor, whose cause is still unknown.)
+# test_compiler_collectives_automatic_dynamic_tensor: see retire_process_groups.)
 RELEASE_GC_AFTER = 2.0
 RELEASE_WAIT = 30.0
 
