@@ -84,24 +84,18 @@ class TestTimesFile(TempDirTestCase):
         with self.assertRaises(TimesFileError):
             load_times(self.dir)  # a directory cannot be read as a file
 
-    def test_merge_replaces_measured_keeps_others(self):
-        old = RecordedTimes({"a": 10.0, "b": 20.0}, {"a": {"A1": 4.0, "A2": 5.0}, "b": {"B": 19.0}})
-        new = RecordedTimes({"a": 30.0, "c": 1.0}, {"a": {"A1": 25.0}, "c": {"C": 0.5}})
+    def test_merge_replaces_measured_files_keeps_others(self):
+        old = RecordedTimes({"a": 10.0, "b": 20.0}, {"a": {"A1": 4.0, "A2": 5.0}, "b": {"B": 19.0}},
+                            {"a": {"A1.test_x": 4.0, "A2.test_gone": 5.0}, "b": {"B.test_b": 19.0}})
+        new = RecordedTimes({"a": 30.0, "c": 1.0}, {"a": {"A1": 25.0}, "c": {"C": 0.5}},
+                            {"a": {"A1.test_x": 25.0}})
         merged = merge_times(old, new)
         self.assertEqual(merged.files, {"a": 30.0, "b": 20.0, "c": 1.0})
-        self.assertEqual(merged.classes,
-                         {"a": {"A1": 25.0, "A2": 5.0}, "b": {"B": 19.0}, "c": {"C": 0.5}})
+        # "a" was measured: its class A2 and test A2.test_gone (removed since) do not linger.
+        self.assertEqual(merged.classes, {"a": {"A1": 25.0}, "b": {"B": 19.0}, "c": {"C": 0.5}})
+        self.assertEqual(merged.tests, {"a": {"A1.test_x": 25.0}, "b": {"B.test_b": 19.0}})
         self.assertEqual(old.classes["a"], {"A1": 4.0, "A2": 5.0})  # inputs untouched
         self.assertEqual(merge_times(None, new), new)
-
-    def test_merge_replaces_the_tests_of_a_measured_class(self):
-        old = RecordedTimes({"a": 10.0}, {"a": {"A": 4.0, "B": 5.0}},
-                            {"a": {"A.test_gone": 2.0, "A.test_kept": 2.0, "B.test_b": 5.0}})
-        new = RecordedTimes({"a": 12.0}, {"a": {"A": 6.0}}, {"a": {"A.test_kept": 3.0, "A.test_new": 3.0}})
-        merged = merge_times(old, new)
-        # A was measured: its old tests go (test_gone was renamed or removed). B was not: kept.
-        self.assertEqual(merged.tests, {"a": {"A.test_kept": 3.0, "A.test_new": 3.0, "B.test_b": 5.0}})
-        self.assertIn("A.test_gone", old.tests["a"])  # inputs untouched
 
     def test_measure_runs(self):
         def outcome(cls, seconds):

@@ -13,8 +13,8 @@ Schema (version 1), seconds as floats::
 ``setUpClass`` included); ``classes`` the summed test times of each class; ``tests`` (optional)
 each test's time, which lets the planner split a class too long for one shard. Refresh it
 with ``python run_test.py --update-times [DIR]``, which reads the JUnit reports of a run
-(all shards' reports together) and merges what they measured: a measured file's time is
-replaced, its measured classes are replaced (with their tests), everything else is kept.
+(all shards' reports together) and merges what they measured: a measured file's time,
+classes and tests replace what was recorded of it, other files are kept.
 """
 
 from __future__ import annotations
@@ -126,26 +126,21 @@ def save_times(path: Path, times: RecordedTimes) -> None:
 
 
 def merge_times(old: RecordedTimes | None, new: RecordedTimes) -> RecordedTimes:
-    """``old`` updated with ``new``: measured files and classes replace recorded ones.
+    """``old`` updated with ``new``: each measured file replaces what was recorded of it.
 
-    A measured class replaces all its recorded tests, so a test renamed or removed since
-    does not linger.
+    Its time, classes and tests are all replaced, so a class or test renamed or removed
+    since does not linger; files that were not measured keep their recorded times.
     """
-    def copy(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-        return {name: dict(entries) for name, entries in table.items()}
-
     merged = RecordedTimes()
     if old is not None:
-        merged = RecordedTimes(dict(old.files), copy(old.classes), copy(old.tests))
-    merged.files.update(new.files)
-    for name, per_class in new.classes.items():
-        merged.classes.setdefault(name, {}).update(per_class)
-        if name in merged.tests:
-            kept = {test: sec for test, sec in merged.tests[name].items()
-                    if test.split(".", 1)[0] not in per_class}
-            merged.tests[name] = kept
-    for name, per_test in new.tests.items():
-        merged.tests.setdefault(name, {}).update(per_test)
+        merged = RecordedTimes(dict(old.files), {n: dict(c) for n, c in old.classes.items()},
+                               {n: dict(t) for n, t in old.tests.items()})
+    for name, seconds in new.files.items():
+        merged.files[name] = seconds
+        for table, measured in ((merged.classes, new.classes), (merged.tests, new.tests)):
+            table.pop(name, None)
+            if name in measured:
+                table[name] = dict(measured[name])
     return merged
 
 
