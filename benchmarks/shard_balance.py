@@ -13,6 +13,10 @@ checks that the shards' union is exactly the unsharded run's tests::
     python run_test.py --continue-through-error --save-xml /tmp/unsharded
     python benchmarks/shard_balance.py run --shards 2 --unsharded /tmp/unsharded
 
+``check`` does the same for reports of shards run elsewhere (CI artifacts)::
+
+    python benchmarks/shard_balance.py check shard-1/ shard-2/ --unsharded test-reports/
+
 Exit status 1 when a test ran twice, a test is missing, or a shard's run failed.
 """
 
@@ -66,27 +70,15 @@ def _test_ids(report_dir: Path) -> collections.Counter[tuple[str, str, str]]:
                                for run in runs for case in run.outcomes)
 
 
-def run(num_shards: int, unsharded: Path | None, work: Path) -> int:
-    walls, counts, failed = [], collections.Counter(), []
-    for index in range(1, num_shards + 1):
-        reports = work / f"shard-{index}"
-        command = [sys.executable, "run_test.py", "--shard", str(index), str(num_shards),
-                   "--continue-through-error", "--save-xml", str(reports)]
-        print(f"running shard {index} of {num_shards} ...", flush=True)
-        started = time.monotonic()
-        code = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL).returncode
-        walls.append(time.monotonic() - started)
-        if code != 0:
-            failed.append(f"shard {index} exited {code}")
+def check(shard_reports: list[Path], unsharded: Path | None) -> list[str]:
+    """Print how often each test ran across the shards; return the problems found."""
+    counts: collections.Counter[tuple[str, str, str]] = collections.Counter()
+    for reports in shard_reports:
         counts += _test_ids(reports)
-    print(f"\nreports in {work}")
-    for index, wall in enumerate(walls, 1):
-        print(f"shard {index}: {duration(wall)}")
-    print(f"max/mean: {_ratio(walls):.2f}")
-    twice = sorted(test for test, count in counts.items() if count > 1)
+    twice = [test for test, count in counts.items() if count > 1]
     print(f"tests: {len(counts)} distinct, {sum(counts.values())} reported, "
           f"{len(twice)} reported more than once")
-    problems = failed + [f"ran {count} times: {test}" for test, count in counts.items() if count > 1]
+    problems = [f"ran {counts[test]} times: {test}" for test in sorted(twice)]
     if unsharded is not None:
         expected = set(_test_ids(unsharded))
         missing, extra = expected - set(counts), set(counts) - expected
@@ -96,7 +88,28 @@ def run(num_shards: int, unsharded: Path | None, work: Path) -> int:
         problems += [f"not in the unsharded run: {test}" for test in sorted(extra)]
     for problem in problems:
         print(f"  {problem}")
-    return 1 if problems else 0
+    return problems
+
+
+def run(num_shards: int, unsharded: Path | None, work: Path) -> int:
+    walls, failed = [], []
+    for index in range(1, num_shards + 1):
+        command = [sys.executable, "run_test.py", "--shard", str(index), str(num_shards),
+                   "--continue-through-error", "--save-xml", str(work / f"shard-{index}")]
+        print(f"running shard {index} of {num_shards} ...", flush=True)
+        started = time.monotonic()
+        code = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL).returncode
+        walls.append(time.monotonic() - started)
+        if code != 0:
+            failed.append(f"shard {index} exited {code}")
+    print(f"\nreports in {work}")
+    for index, wall in enumerate(walls, 1):
+        print(f"shard {index}: {duration(wall)}")
+    print(f"max/mean: {_ratio(walls):.2f}")
+    problems = check([work / f"shard-{i}" for i in range(1, num_shards + 1)], unsharded)
+    for problem in failed:
+        print(f"  {problem}")
+    return 1 if problems or failed else 0
 
 
 def main() -> int:
@@ -108,11 +121,17 @@ def main() -> int:
     run_parser.add_argument("--shards", type=int, default=2)
     run_parser.add_argument("--unsharded", type=Path, help="report dir of an unsharded run")
     run_parser.add_argument("--work-dir", type=Path, help="where the shards' reports go")
+    check_parser = commands.add_parser("check", help="check the reports of shards run elsewhere")
+    check_parser.add_argument("shard_reports", type=Path, nargs="+", help="each shard's report dir")
+    check_parser.add_argument("--unsharded", type=Path, help="report dir of an unsharded run")
     args = parser.parse_args()
     if args.command == "plan":
         return plan(args.max_shards)
-    if args.unsharded is not None and not args.unsharded.is_dir():
-        parser.error(f"--unsharded: no such directory: {args.unsharded}")
+    for directory in [args.unsharded, *getattr(args, "shard_reports", [])]:
+        if directory is not None and not directory.is_dir():
+            parser.error(f"no such directory: {directory}")
+    if args.command == "check":
+        return 1 if check(args.shard_reports, args.unsharded) else 0
     work = args.work_dir or Path(tempfile.mkdtemp(prefix="shard-balance-"))
     return run(args.shards, args.unsharded, work)
 
