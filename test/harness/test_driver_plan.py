@@ -48,7 +48,7 @@ class TestPlanShards(TestCase):
         for seed in range(5):
             shuffled = list(NAMES)
             random.Random(seed).shuffle(shuffled)
-            self.assertTrue(plan_shards(shuffled, times, 4, jobs=2) == first)
+            self.assertEqual(plan_shards(shuffled, times, 4, jobs=2), first)
 
     def test_every_file_in_exactly_one_shard(self):
         times = synthetic_times(NAMES[:15])  # the last ten have no recorded time
@@ -146,13 +146,15 @@ class TestPlanShards(TestCase):
     def test_jobs_change_the_balance(self):
         names = ["distributed/test_a", "distributed/test_b", "p1", "p2", "p3", "p4"]
         times = RecordedTimes({n: 100.0 for n in names})
-        serial_counts = []
+        serial_counts, loads = [], []
         for jobs in (1, 4):
             shards = plan_shards(names, times, 2, jobs=jobs)
             serial_counts.append(sorted(sum(e.serial for e in s.entries) for s in shards))
-            loads = [s.seconds for s in shards]
-            self.assertLessEqual(max(loads) - min(loads), 100.0)
+            loads.append([s.seconds for s in shards])
+            self.assertLessEqual(max(loads[-1]) - min(loads[-1]), 100.0)
         self.assertEqual(serial_counts, [[1, 1], [1, 1]])
+        # Each shard: one serial file (100 s) and two parallel ones (200 s, or 200 / 4 s).
+        self.assertEqual(loads, [[300.0, 300.0], [150.0, 150.0]])
 
     def test_running_order_parallel_first_then_longest_first(self):
         times = RecordedTimes({"distributed/test_s1": 5.0, "distributed/test_s2": 50.0,
@@ -240,6 +242,8 @@ class TestClassSplitting(TestCase):
     def test_entry_label_and_cost(self):
         entry = PlanEntry("f", ("A", "B"), 100.0, True, False)
         self.assertEqual(entry.label, "f [A, B]")
+        self.assertEqual(entry.selection_for("B.test_x"), ("B.test_x",))
+        self.assertEqual(entry.selection_for(""), ("A", "B"))
         tests = PlanEntry("f", ("A", "B.test_x", "B.test_y", "C.test_z"), 100.0, True, False)
         self.assertEqual(tests.label, "f [A, B: 2 tests, C: 1 test]")
         self.assertEqual(entry.cost(4), 25.0)

@@ -126,7 +126,7 @@ class TestTimesFile(TempDirTestCase):
 
 def attempt(status, outcomes=(), exit_code=None, output=""):
     code = exit_code if exit_code is not None else {"ok": 0, "failed": 1}.get(status, -9)
-    return Attempt(["python", "test/x.py"], status, code, 1.5, list(outcomes), output)
+    return Attempt(status, code, 1.5, list(outcomes), output)
 
 
 PASS_A = CaseOutcome("TestA", "test_a", PASSED, 0.5)

@@ -8,6 +8,7 @@ and 143 after SIGTERM. See ``docs/driver.md`` for the whole contract.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shlex
@@ -61,18 +62,10 @@ def _positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
+        value = math.nan
+    if not 0 < value < math.inf:  # also rejects nan
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
-
-
-def _integer(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
 def build_parser() -> OneLineParser:
@@ -96,7 +89,7 @@ def build_parser() -> OneLineParser:
         help="passed to each test file: run only tests whose id contains EXPR")
     add("-v", "--verbose", action="store_true",
         help="passed to each test file; also print every file's output")
-    add("--shard", nargs=2, type=_integer, metavar=("N", "M"), help="run shard N of M (1 <= N <= M)")
+    add("--shard", nargs=2, type=int, metavar=("N", "M"), help="run shard N of M (1 <= N <= M)")
     add("-j", "--jobs", type=positive_int, default=1, metavar="N",
         help="run up to N non-distributed files at once (default 1); distributed/ files run alone")
     add("--timeout", type=_positive_seconds, metavar="SECONDS",
@@ -141,10 +134,9 @@ def list_tests(
     """
     with tempfile.TemporaryDirectory(prefix="run_test-list-") as work:
         process = TestProcess([python, str(source_path(test_dir, name)), "--list"], test_dir.parent,
-                              dict(os.environ), Path(work) / "list.out", Path(work) / "list.err")
+                              dict(os.environ), Path(work) / "list.out", discard_stderr=True)
         try:
-            while process.poll() is None and process.elapsed() < timeout:
-                time.sleep(0.05)
+            process.wait(timeout)
         finally:
             process.kill()
         if process.poll() != 0:
@@ -155,7 +147,7 @@ def list_tests(
     matches = [_TEST_ID.match(line) for line in lines]
     if not matches or not all(matches):
         return None
-    return sorted({match.group(1) for match in matches if match})
+    return sorted({match.group(1) for match in matches})
 
 
 def build_plan(
@@ -202,10 +194,8 @@ class _Signals:
 
     def __init__(self) -> None:
         self.executor: Executor | None = None
-        self.signum: int | None = None
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        self.signum = signum
         if self.executor is not None:
             self.executor.request_stop(signum)
         else:

@@ -67,13 +67,12 @@ def select_tests(
     """
     selected = list(names)
     if include:
-        wanted = list(dict.fromkeys(include))
-        unknown = [name for name in wanted if name not in set(names)]
+        known, wanted = set(names), dict.fromkeys(include)
+        unknown = [name for name in wanted if name not in known]
         if unknown:
             example = f" (names look like {names[0]!r})" if names else ""
             raise SelectionError(f"unknown test name(s) for --include: {' '.join(unknown)}{example}")
-        keep = set(wanted)
-        selected = [name for name in selected if name in keep]
+        selected = [name for name in selected if name in wanted]
     prefixes = tuple(exclude or ())
     if prefixes:
         selected = [name for name in selected if not name.startswith(prefixes)]

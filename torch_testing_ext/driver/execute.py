@@ -61,8 +61,6 @@ class RunSettings:
     rerun: bool = True
     keep_going: bool = False
     python: str = sys.executable
-    cwd: Path | None = None
-    env: dict[str, str] | None = None
 
 
 @dataclasses.dataclass
@@ -175,10 +173,9 @@ class Executor:
             job = self._queue[0]
             if job.rerun_of is None and self._stop_new:
                 return  # fail-fast: leave the remaining entries in the queue, unstarted
-            serial_running = any(r.job.serial for r in self._running)
-            if job.serial and self._running:
-                return
-            if serial_running or len(self._running) >= self.settings.jobs:
+            # A serial job starts only when nothing runs, and nothing starts beside it.
+            if self._running and (job.serial or len(self._running) >= self.settings.jobs
+                                  or any(r.job.serial for r in self._running)):
                 return
             self._queue.popleft()
             self._start(job)
@@ -191,10 +188,9 @@ class Executor:
         report_dir.mkdir(parents=True)
         command = test_command(self.settings, job.state.entry.name, job.selection)
         command += ["--save-xml", str(report_dir)]
-        env = dict(os.environ if self.settings.env is None else self.settings.env)
+        env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # the output of a killed process is not lost
-        process = TestProcess(command, self.settings.cwd or self.settings.test_dir.parent, env,
-                              job_dir / "output.log")
+        process = TestProcess(command, self.settings.test_dir.parent, env, job_dir / "output.log")
         deadline = process.started + entry_timeout(job.state.entry, self.settings.timeout)
         self._running.append(_Running(job, process, report_dir, deadline))
 
@@ -259,9 +255,7 @@ class Executor:
             status = "ok"
         else:
             status = "crash"
-        command = process.command[:-2]  # without --save-xml DIR
-        return Attempt(command, status, exit_code, process.elapsed(), outcomes,
-                       process.output() + notes)
+        return Attempt(status, exit_code, process.elapsed(), outcomes, process.output() + notes)
 
     # Finishing ---------------------------------------------------------------------------
 
@@ -275,7 +269,7 @@ class Executor:
                     state.result.reruns[selector] = []
                 state.pending_reruns = len(selectors)
                 # Reruns go first, in report order, so that the entry's verdict comes soon.
-                self._queue.extendleft(_Job(state, self._selection(state, s), s)
+                self._queue.extendleft(_Job(state, state.entry.selection_for(s), s)
                                        for s in reversed(selectors))
         else:
             assert state.result is not None
@@ -288,10 +282,6 @@ class Executor:
                 state.pending_reruns -= 1
         if state.pending_reruns == 0 or stopping:
             self._complete(state)
-
-    @staticmethod
-    def _selection(state: _EntryState, selector: str) -> tuple[str, ...]:
-        return (selector,) if selector else state.entry.selection
 
     def _complete(self, state: _EntryState) -> None:
         assert state.result is not None

@@ -67,6 +67,10 @@ class PlanEntry:
                  for cls, count in parts.items()]
         return f"{self.name} [{', '.join(shown)}]"
 
+    def selection_for(self, selector: str) -> tuple[str, ...]:
+        """The selection that runs ``selector`` (a test or a class) alone; ``""``: the whole entry."""
+        return (selector,) if selector else self.selection
+
     def cost(self, jobs: int) -> float:
         """Estimated share of its shard's wall time."""
         return self.seconds if self.serial else self.seconds / jobs

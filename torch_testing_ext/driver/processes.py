@@ -23,8 +23,6 @@ from pathlib import Path
 __all__ = ["TestProcess", "become_subreaper", "kill_orphans", "descendants"]
 
 _PR_SET_CHILD_SUBREAPER = 36
-
-
 _PR_SET_PDEATHSIG = 1
 
 
@@ -109,19 +107,17 @@ def _reap(pids: Iterable[int]) -> None:
             pass
 
 
-def kill_orphans(keep: Sequence[int] = ()) -> int:
-    """Kill and reap every descendant of the driver outside the process trees in ``keep``.
+def kill_orphans() -> int:
+    """Kill and reap every descendant of the driver; returns how many processes were killed.
 
-    With the subreaper flag, a process whose test process died is our child; ``keep`` holds
-    the pids of test processes still running, whose trees must be left alone. Returns how
-    many processes were killed.
+    With the subreaper flag, a process whose test process died is our child. Call it only
+    when no test process should be running: it spares nothing.
     """
     me = os.getpid()
     killed = 0
     for _ in range(20):
         table = _process_table()
-        kept = set(keep) | descendants(keep, table)
-        mine = descendants([me], table) - kept
+        mine = descendants([me], table)
         alive = [pid for pid in mine if table[pid][0] not in "ZX"]
         _reap(pid for pid in mine if table[pid][1] == me and table[pid][0] in "ZX")
         if not alive:
@@ -144,17 +140,18 @@ class TestProcess:
         cwd: Path,
         env: dict[str, str],
         log_path: Path,
-        stderr_path: Path | None = None,
+        discard_stderr: bool = False,
     ) -> None:
-        """Start ``command``; stdout and stderr go to ``log_path`` (stderr apart if given)."""
+        """Start ``command``; stdout and stderr go to ``log_path`` (stderr nowhere if discarded)."""
         self.command = list(command)
         self.started = time.monotonic()
         log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log_path
-        with open(log_path, "wb") as log, open(stderr_path or os.devnull, "wb") as err:
+        with open(log_path, "wb") as log:
             self._popen = subprocess.Popen(
                 self.command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=err if stderr_path else subprocess.STDOUT, start_new_session=True,
+                stderr=subprocess.DEVNULL if discard_stderr else subprocess.STDOUT,
+                start_new_session=True,
                 preexec_fn=_stop_with_driver if _PRCTL is not None else None,
             )
         self.pid = self._popen.pid
@@ -162,6 +159,13 @@ class TestProcess:
     def poll(self) -> int | None:
         """The exit status (negative: killed by that signal), or None while it runs."""
         return self._popen.poll()
+
+    def wait(self, timeout: float) -> int | None:
+        """Wait at most ``timeout`` seconds for the exit status; None if it still runs."""
+        try:
+            return self._popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

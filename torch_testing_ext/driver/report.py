@@ -177,11 +177,8 @@ def summary_text(
                     "crash": f"{exit_text(result.attempt.exit_code)} without a failed test",
                     "interrupted": "interrupted"}[result.status]
             failures.append(f"  {command_for(entry.name, entry.selection)}    # {what}")
-        for selector in result.consistent:
-            selection = (selector,) if selector else entry.selection
-            failures.append(f"  {command_for(entry.name, selection)}")
-        for selector in result.flaky:
-            flaky.append(f"  {command_for(entry.name, (selector,) if selector else entry.selection)}")
+        failures += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.consistent]
+        flaky += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.flaky]
     if failures:
         lines += ["", "Failures (each line reproduces one):"] + failures
     if flaky:

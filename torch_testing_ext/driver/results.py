@@ -89,7 +89,6 @@ class Attempt:
     exit without a failed test to show for it) or ``interrupted``.
     """
 
-    command: list[str]
     status: str
     exit_code: int | None
     seconds: float
