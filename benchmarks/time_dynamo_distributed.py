@@ -40,7 +40,6 @@ class ClassTiming:
     ran: int = 0
     skipped: int = 0
     failed: int = 0  # failures + errors (+ a crashed run)
-    exit_code: int = 0
 
     @property
     def passed(self) -> int:
@@ -86,7 +85,7 @@ def time_class(test_file: str, name: str, cold_cache: bool, log_dir: str | None)
     finally:
         if cache_dir:
             shutil.rmtree(cache_dir, ignore_errors=True)
-    timing = ClassTiming(name, time.monotonic() - start, exit_code=proc.returncode)
+    timing = ClassTiming(name, time.monotonic() - start)
     parse_counts(timing, proc.stdout)
     if proc.returncode != 0:
         timing.failed = max(timing.failed, 1)
@@ -98,14 +97,12 @@ def time_class(test_file: str, name: str, cold_cache: bool, log_dir: str | None)
 
 def format_table(timings: list[ClassTiming]) -> str:
     width = max([len("class"), len("total")] + [len(t.name) for t in timings])
-    lines = [f"{'class':<{width}}  {'seconds':>8}  {'passed':>6}  {'skipped':>7}  {'failed':>6}"]
-    for t in timings:
-        lines.append(f"{t.name:<{width}}  {t.seconds:8.1f}  {t.passed:6d}  {t.skipped:7d}  "
-                     f"{t.failed:6d}")
     total = ClassTiming("total", sum(t.seconds for t in timings), sum(t.ran for t in timings),
                         sum(t.skipped for t in timings), sum(t.failed for t in timings))
-    lines.append(f"{total.name:<{width}}  {total.seconds:8.1f}  {total.passed:6d}  "
-                 f"{total.skipped:7d}  {total.failed:6d}")
+    lines = [f"{'class':<{width}}  {'seconds':>8}  {'passed':>6}  {'skipped':>7}  {'failed':>6}"]
+    for t in [*timings, total]:
+        lines.append(f"{t.name:<{width}}  {t.seconds:8.1f}  {t.passed:6d}  {t.skipped:7d}  "
+                     f"{t.failed:6d}")
     return "\n".join(lines)
 
 

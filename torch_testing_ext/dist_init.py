@@ -66,12 +66,10 @@ def ensure_fake_backend() -> None:
 
 
 def _destroy_process_groups() -> None:
-    if not dist.is_initialized():
-        return
-    if current_rank_context() is not None:
-        # The test's DDP modules may outlive the groups; the rank drops the groups last.
+    if dist.is_initialized():
+        # In a rank the test's DDP modules may outlive the groups; the rank drops them last.
         retire_process_groups()
-    dist.destroy_process_group()
+        dist.destroy_process_group()
 
 
 @contextlib.contextmanager

@@ -58,6 +58,19 @@ def parametrize(
     return decorate
 
 
+def _bind(body: Callable[..., Any], kwargs: dict[str, Any]) -> Callable[..., Any]:
+    """A test method that calls ``body`` with ``kwargs``."""
+
+    @functools.wraps(body)
+    def test(self: Any) -> Any:
+        return body(self, **kwargs)
+
+    # Hide the parametrized signature from tools that unwrap (pytest would ask for fixtures
+    # named after the parameters).
+    del test.__wrapped__
+    return test
+
+
 def instantiate_parametrized_tests(cls: _T) -> _T:
     """Replace each ``@parametrize``d method of ``cls`` by one method per combination."""
     for name, fn in list(vars(cls).items()):
@@ -70,21 +83,10 @@ def instantiate_parametrized_tests(cls: _T) -> _T:
             kwargs: dict[str, Any] = {}
             for _, params in combo:
                 kwargs.update(params)
-
-            def make(body: Callable[..., Any], bound_kwargs: dict[str, Any]) -> Callable[..., Any]:
-                @functools.wraps(body)
-                def test(self: Any) -> Any:
-                    return body(self, **bound_kwargs)
-
-                # Hide the parametrized signature from tools that unwrap (pytest would ask
-                # for fixtures named after the parameters).
-                del test.__wrapped__
-                return test
-
             test_name = f"{name}_{suffix}"
             if hasattr(cls, test_name):
                 raise RuntimeError(f"parametrized test {cls.__name__}.{test_name} already exists")
-            method = make(fn, kwargs)
+            method = _bind(fn, kwargs)
             method.__dict__.pop(_PARAMS_ATTR, None)
             method.__name__ = test_name
             method.__qualname__ = f"{cls.__qualname__}.{test_name}"

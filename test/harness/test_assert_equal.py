@@ -78,6 +78,7 @@ class TestAssertEqual(TestCase):
 
     def test_across_devices_by_default(self):
         meta = torch.empty(2, device="meta")
+        self.assertEqual(meta, torch.ones(2))
         with self.assertRaises(AssertionError):
             self.assertEqual(meta, torch.ones(2), exact_device=True)
 

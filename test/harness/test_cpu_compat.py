@@ -8,7 +8,6 @@ If a torch release fixes one of the failures, the matching test fails and says s
 work-around can then be narrowed.
 """
 
-import dataclasses
 import inspect
 from unittest import mock
 
@@ -31,15 +30,11 @@ from torch_testing_ext.common_distributed import (
 from torch_testing_ext.common_utils import run_tests, TestCase
 from torch_testing_ext.skips import skip_if
 
+from fixtures.fake_devices import pretend_accelerator
+
 CPU_ONLY = devices.accelerator_type() is None
 cpu_only = skip_if(not CPU_ONLY, "cpu_compat's work-arounds act only on CPU-only machines")
 TORCH_FIXED = "torch no longer fails here; cpu_compat's work-around may be unnecessary"
-
-
-def _with_accelerator():
-    """Pretend (for ``devices``) that this machine has two CUDA devices."""
-    fake = dataclasses.replace(devices.facts(), accelerator="cuda", device_count=2)
-    return mock.patch.object(devices, "facts", lambda: fake)
 
 
 def _compile_rank_dependent(rank):
@@ -129,7 +124,7 @@ class TestCompilerCollectivesWorkAroundScope(TestCase):
             self._assert_untouched()
 
     def test_no_op_with_an_accelerator(self):
-        with torch._dynamo.config.patch(enable_compiler_collectives=True), _with_accelerator():
+        with torch._dynamo.config.patch(enable_compiler_collectives=True), pretend_accelerator("cuda", 2):
             self.assertFalse(cpu_compat.compiler_collectives_need_help())
             self.assertEqual(cpu_compat.process_group_backend("gloo"), "gloo")
             self.assertEqual(cpu_compat.process_group_backend("nccl"), "nccl")
@@ -153,7 +148,7 @@ class TestFsdpDeviceId(TestCase):
     def test_value(self):
         self.assertEqual(cpu_compat.fsdp_device_id(),
                          torch.device("cpu") if CPU_ONLY else None)
-        with _with_accelerator():
+        with pretend_accelerator("cuda", 2):
             self.assertIsNone(cpu_compat.fsdp_device_id())
 
     @requires_gloo()

@@ -9,6 +9,8 @@ import torch
 from torch_testing_ext import common_cuda, common_utils, devices, inductor_utils
 from torch_testing_ext.common_utils import TestCase, run_tests
 
+from fixtures.fake_devices import pretend_accelerator
+
 
 class TestDeviceFacts(TestCase):
     def test_facts_match_torch(self):
@@ -59,20 +61,15 @@ class TestDeviceFacts(TestCase):
 class TestSelectRankDevice(TestCase):
     """``select_rank_device`` selects a device index only when there is an accelerator."""
 
-    @staticmethod
-    def _facts(accelerator, count):
-        return devices.DeviceFacts(accelerator=accelerator, device_count=count, backends=("gloo",),
-                                   triton=False, gpu_inductor=False, cpu_inductor=True)
-
     def test_cpu_only_machine_selects_nothing(self):
-        with mock.patch.object(devices, "facts", return_value=self._facts(None, 0)), \
+        with pretend_accelerator(None), \
                 mock.patch.object(torch.accelerator, "set_device_index",
                                   side_effect=AssertionError("no device to select on CPU")):
             self.assertEqual(devices.select_rank_device(0), torch.device("cpu"))
             self.assertEqual(devices.select_rank_device(3), torch.device("cpu"))
 
     def test_accelerator_selects_the_rank_index(self):
-        with mock.patch.object(devices, "facts", return_value=self._facts("cuda", 2)), \
+        with pretend_accelerator("cuda", 2), \
                 mock.patch.object(torch.accelerator, "set_device_index") as select:
             device = devices.select_rank_device(1)
             self.assertEqual(str(device), devices.rank_device(1))

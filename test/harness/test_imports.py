@@ -18,7 +18,8 @@ sys.modules['transformers'] = None  # a None entry makes the import fail, as if 
 sys.modules['triton'] = None
 import torch_testing_ext.common_distributed, torch_testing_ext.common_utils
 import torch_testing_ext.common_cuda, torch_testing_ext.inductor_utils, torch_testing_ext.triton_utils
-import torch_testing_ext.fake_ddp, torch_testing_ext.devices
+import torch_testing_ext.fake_ddp, torch_testing_ext.devices, torch_testing_ext.models
+import torch_testing_ext.cpu_compat
 from torch_testing_ext.dist_skips import transformers_import_error
 assert transformers_import_error(), 'transformers should look missing'
 bad = [m for m in sys.modules if m in ('torch.testing._internal.common_utils',

@@ -1,9 +1,6 @@
 """Self-tests of ``requires_inductor_backend``: GPU+triton, or the C++ backend on a CPU-only machine."""
 
-import dataclasses
 import unittest
-from unittest import mock
-
 
 from torch_testing_ext import devices, inductor_utils
 from torch_testing_ext.common_utils import TestCase, run_tests
@@ -15,10 +12,7 @@ from torch_testing_ext.inductor_utils import (
 from torch_testing_ext.skips import pending_skip
 
 from fixtures import inprocess_cases
-
-
-def facts(**changes):
-    return dataclasses.replace(devices.facts(), **changes)
+from fixtures.fake_devices import changed_facts, pretend_facts
 
 
 class TestRequiresInductorBackend(TestCase):
@@ -32,7 +26,7 @@ class TestRequiresInductorBackend(TestCase):
         ]
         for changes, expected in cases:
             with self.subTest(**changes):
-                self.assertEqual(inductor_backend_skip_reason(facts(**changes)), expected)
+                self.assertEqual(inductor_backend_skip_reason(changed_facts(**changes)), expected)
 
     def test_matches_upstream_guard_where_an_accelerator_exists(self):
         accelerator = devices.accelerator_type()
@@ -42,8 +36,7 @@ class TestRequiresInductorBackend(TestCase):
             self.assertEqual(inductor_backend_skip_reason() is None, inductor_utils.HAS_CPU)
 
     def test_decision_is_made_when_the_test_runs(self):
-        no_triton = facts(accelerator="cuda", device_count=1, gpu_inductor=False)
-        with mock.patch.object(devices, "facts", lambda: no_triton):
+        with pretend_facts(accelerator="cuda", device_count=1, gpu_inductor=False):
             self.assertEqual(pending_skip(inprocess_cases.Compiles("test_compiles")), GPU_INDUCTOR_SKIP_REASON)
             result = unittest.TestResult()
             inprocess_cases.Compiles("test_compiles").run(result)

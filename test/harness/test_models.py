@@ -1,21 +1,16 @@
 """Self-tests of ``torch_testing_ext.models``: the BERT size follows the device facts."""
 
-import dataclasses
 import importlib.util
 import os
 import unittest
 from unittest import mock
 
-from torch_testing_ext import devices, models
+from torch_testing_ext import models
 from torch_testing_ext.common_utils import TestCase, run_tests
 
+from fixtures.fake_devices import pretend_accelerator
+
 HAS_TRANSFORMERS = importlib.util.find_spec("transformers") is not None
-
-
-def with_accelerator(accelerator):
-    fake = dataclasses.replace(devices.facts(), accelerator=accelerator,
-                               device_count=2 if accelerator else 0)
-    return mock.patch.object(devices, "facts", lambda: fake)
 
 
 class TestHFBertSize(TestCase):
@@ -27,13 +22,13 @@ class TestHFBertSize(TestCase):
         os.environ.pop(models.HF_BERT_ENV, None)
 
     def test_upstream_size_on_an_accelerator(self):
-        with with_accelerator("cuda"):
+        with pretend_accelerator("cuda"):
             size = models.hf_bert_size()
         self.assertEqual(size, models.UPSTREAM_HF_BERT)
         self.assertEqual((size.batch_size, size.seq_len, dict(size.config_kwargs)), (4, 512, {}))
 
     def test_small_size_on_a_cpu_only_machine(self):
-        with with_accelerator(None):
+        with pretend_accelerator(None):
             size = models.hf_bert_size()
         self.assertEqual(size, models.CPU_HF_BERT)
         self.assertLess(size.seq_len, 512)
@@ -41,10 +36,10 @@ class TestHFBertSize(TestCase):
 
     def test_environment_overrides_the_choice(self):
         os.environ[models.HF_BERT_ENV] = "upstream"
-        with with_accelerator(None):
+        with pretend_accelerator(None):
             self.assertEqual(models.hf_bert_size(), models.UPSTREAM_HF_BERT)
         os.environ[models.HF_BERT_ENV] = "cpu"
-        with with_accelerator("cuda"):
+        with pretend_accelerator("cuda"):
             self.assertEqual(models.hf_bert_size(), models.CPU_HF_BERT)
         os.environ[models.HF_BERT_ENV] = "huge"
         with self.assertRaisesRegex(ValueError, "TORCH_TESTING_EXT_HF_BERT"):
@@ -54,11 +49,11 @@ class TestHFBertSize(TestCase):
     def test_config_carries_the_size(self):
         from transformers import BertConfig
 
-        with with_accelerator(None):
+        with pretend_accelerator(None):
             config = models.hf_bert_config()
         for key, value in models.CPU_HF_BERT.config_kwargs.items():
             self.assertEqual(getattr(config, key), value)
-        with with_accelerator("cuda"):
+        with pretend_accelerator("cuda"):
             self.assertEqual(models.hf_bert_config().to_dict(), BertConfig().to_dict())
 
     @unittest.skipUnless(HAS_TRANSFORMERS, "Unable to import transformers")
@@ -71,7 +66,7 @@ class TestHFBertSize(TestCase):
 
         from torch_testing_ext.fake_ddp import FakeDDP
 
-        with with_accelerator(None):
+        with pretend_accelerator(None):
             config = models.hf_bert_config()
             size = models.hf_bert_size()
         model = AutoModelForMaskedLM.from_config(config)

@@ -18,7 +18,7 @@ class TestDeviceIds(DynamoDistributedMultiProcTestCase):
         self.assertEqual(self.device_ids, expected)
         with dynamo_dist_per_rank_init(self.rank, self.world_size):
             model = DDP(nn.Linear(2, 2).to(self.device), device_ids=self.device_ids)
-            self.assertEqual(model.device_ids, expected or None)
+            self.assertEqual(model.device_ids, expected)
             self.assertEqual(dist.get_world_size(), self.world_size)
 
 

@@ -6,6 +6,7 @@ temporary directory is empty afterwards.
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -67,14 +68,12 @@ class FixtureRun:
         return os.listdir(self.run_tmp)
 
     def cleanup(self):
-        import shutil
-
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 class TestRankOutcomes(TestCase):
     def run_fixture(self, test_id, **env):
-        run = FixtureRun(test_id, **env)
+        run = self.last_run = FixtureRun(test_id, **env)
         self.addCleanup(run.cleanup)
         run.command.append("-v")
         code, output = run.run()
@@ -150,14 +149,11 @@ class TestRankOutcomes(TestCase):
         self.assertIn("skipped 'skipped inside every rank'", output)
 
     def test_parent_side_skip_starts_no_process(self):
-        run = FixtureRun("Faults.test_parent_skip")
-        self.addCleanup(run.cleanup)
-        run.command.append("-v")
-        code, output = run.run()
+        code, output = self.run_fixture("Faults.test_parent_skip")
         self.assertEqual(code, 0, output)
         self.assertIn("skipped 'Need at least 64", output)
-        self.assertEqual(run.rank_pids(), [], "a rank started for a parent-side skip")
-        self.assertEqual(run.leftovers(), [])
+        self.assertEqual(self.last_run.rank_pids(), [], "a rank started for a parent-side skip")
+        self.assertEqual(self.last_run.leftovers(), [])
 
     def test_rank_output_tail_is_prefixed(self):
         code, output = self.run_fixture("Faults.test_print_then_fail")
@@ -165,10 +161,7 @@ class TestRankOutcomes(TestCase):
         self.assertIn("[rank 1] rank 1 says hello", output)
 
     def test_upstream_style_subclass(self):
-        run = FixtureRun("UpstreamStyle")
-        self.addCleanup(run.cleanup)
-        run.command.append("-v")
-        code, output = run.run()
+        code, output = self.run_fixture("UpstreamStyle")
         self.assertEqual(code, 0, output)
         self.assertIn("test_ranks (__main__.UpstreamStyle.test_ranks) ... ok", output)
         self.assertIn("skipped 'Test requires world size of 4'", output)

@@ -22,11 +22,28 @@ class TestParametrize(TestCase):
         self.assertEqual(names, ["test_combo_x_1_dtype_float32", "test_combo_x_1_dtype_int64",
                                  "test_combo_x_2_dtype_float32", "test_combo_x_2_dtype_int64"])
         self.assertFalse(hasattr(Cases, "test_combo"))
-        result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
-            unittest.defaultTestLoader.loadTestsFromTestCase(Cases))
+        result = unittest.defaultTestLoader.loadTestsFromTestCase(Cases).run(
+            unittest.TestResult())
         self.assertTrue(result.wasSuccessful())
         self.assertEqual(sorted(seen, key=str), sorted(
             [(1, torch.float32), (1, torch.int64), (2, torch.float32), (2, torch.int64)], key=str))
+
+    def test_each_method_keeps_its_own_body(self):
+        seen = []
+
+        @instantiate_parametrized_tests
+        class Cases(TestCase):
+            @parametrize("n", [1])
+            def test_first(self, n):
+                seen.append(("first", n))
+
+            @parametrize("n", [2])
+            def test_second(self, n):
+                seen.append(("second", n))
+
+        Cases("test_first_n_1").test_first_n_1()
+        Cases("test_second_n_2").test_second_n_2()
+        self.assertEqual(seen, [("first", 1), ("second", 2)])
 
     def test_tuples_and_name_fn(self):
         @instantiate_parametrized_tests
@@ -45,8 +62,8 @@ class TestParametrize(TestCase):
             def test_positive(self, n):
                 self.assertGreater(n, 0)
 
-        result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
-            unittest.defaultTestLoader.loadTestsFromTestCase(Cases))
+        result = unittest.defaultTestLoader.loadTestsFromTestCase(Cases).run(
+            unittest.TestResult())
         self.assertEqual([t.id().split(".")[-1] for t, _ in result.failures], ["test_positive_n_0"])
 
     def test_bad_values(self):

@@ -14,8 +14,8 @@ from fixtures import inprocess_cases
 class TestSingleProcessGroup(TestCase):
     def test_group_lives_exactly_as_long_as_the_class(self):
         self.assertFalse(dist.is_initialized())
-        result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
-            unittest.defaultTestLoader.loadTestsFromTestCase(inprocess_cases.Probe))
+        result = unittest.defaultTestLoader.loadTestsFromTestCase(inprocess_cases.Probe).run(
+            unittest.TestResult())
         self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
         self.assertEqual(inprocess_cases.Probe.observed, {
             "initialized": True, "world_size": 1, "rank": 0,
@@ -45,8 +45,8 @@ class TestSingleProcessGroup(TestCase):
 
             test_b = test_a
 
-        result = unittest.TextTestRunner(stream=open("/dev/null", "w")).run(
-            unittest.defaultTestLoader.loadTestsFromTestCase(Compiles))
+        result = unittest.defaultTestLoader.loadTestsFromTestCase(Compiles).run(
+            unittest.TestResult())
         self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
 
 

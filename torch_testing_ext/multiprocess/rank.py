@@ -21,7 +21,7 @@ import unittest
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .context import RankContext, set_rank_context
+from .context import RankContext, current_rank_context, set_rank_context
 from .outcome import RankOutcome, Status, skip_reason_for_exit_code
 
 __all__ = ["RankSpec", "run_rank"]
@@ -85,10 +85,11 @@ def retire_process_groups() -> None:
     or by gc) and its Reducer holds the last reference while a worker is still finishing a
     collective, the rank deadlocks in the join. Retired groups keep the Reducer's reference
     from being the last one; the rank drops them at teardown (``_destroy_process_groups``).
+    Outside a rank nothing would ever drop them, so there it does nothing.
     """
     import torch.distributed as dist
 
-    if dist.is_available() and dist.is_initialized():
+    if current_rank_context() is not None and dist.is_available() and dist.is_initialized():
         # torch's registry of live groups; if a future torch renames it, nothing is retired
         # (the work-around is lost, never the teardown).
         world = getattr(dist.distributed_c10d, "_world", None)

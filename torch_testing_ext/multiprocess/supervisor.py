@@ -148,8 +148,8 @@ class _Ranks:
             self.outcomes.setdefault(rank, RankOutcome(rank, status, detail))
 
     def release(self) -> None:
-        """Tell the ranks that reported that no rank is running any more: they may now tear
-        down their process groups and exit."""
+        """Tell every rank that no rank is running any more: a rank that reported may now
+        tear down its process groups and exit (ranks already gone are passed over)."""
         for connection in self.results.values():
             try:
                 connection.send(RELEASE)
