@@ -147,11 +147,16 @@ class TestDistributedNNFunctions(MultiProcessTestCase):
         c10d.init_process_group(store=store, rank=self.rank, world_size=self.world_size,
                                 backend=backend)
 
-    def _test_broadcast(self, backend):
+    def _init_with_rank_tensor(self, backend):
+        """Join a ``backend`` group; return this rank's ``ones(5, 5) + rank`` (requires grad)."""
         self._init_process_group(backend)
-        device = torch.device(self.device)
-        x = torch.ones(5, 5, device=device) + self.rank
+        x = torch.ones(5, 5, device=self.device) + self.rank
         x.requires_grad = True
+        return x
+
+    def _test_broadcast(self, backend):
+        x = self._init_with_rank_tensor(backend)
+        device = x.device
         y = torch.distributed.nn.broadcast(x, 1)
         self.assertEqual(y, 1 + torch.ones(5, 5))
         y.sin().sum().backward()
@@ -162,10 +167,8 @@ class TestDistributedNNFunctions(MultiProcessTestCase):
             self.assertEqual(x.grad, torch.zeros(5, 5, device=device))
 
     def _test_reduce(self, backend):
-        self._init_process_group(backend)
-        device = torch.device(self.device)
-        x = torch.ones(5, 5, device=device) + self.rank
-        x.requires_grad = True
+        x = self._init_with_rank_tensor(backend)
+        device = x.device
         y = torch.distributed.nn.reduce(x, 1, op=c10d.ReduceOp.SUM)
         if self.rank == 1:
             self.assertEqual(y, 3 * torch.ones(5, 5, device=device))
@@ -175,10 +178,8 @@ class TestDistributedNNFunctions(MultiProcessTestCase):
         self.assertEqual(x.grad, x_s.cos())
 
     def _test_allreduce(self, backend):
-        self._init_process_group(backend)
-        device = torch.device(self.device)
-        x = torch.ones(5, 5, device=device) + self.rank
-        x.requires_grad = True
+        x = self._init_with_rank_tensor(backend)
+        device = x.device
         y = torch.distributed.nn.all_reduce(x, op=c10d.ReduceOp.SUM)
         self.assertEqual(y, 3 * torch.ones(5, 5, device=device))
         y.sin().sum().backward()
@@ -186,10 +187,8 @@ class TestDistributedNNFunctions(MultiProcessTestCase):
         self.assertEqual(x.grad, 2 * x_s.cos())
 
     def _test_all_gather(self, backend):
-        self._init_process_group(backend)
-        device = torch.device(self.device)
-        x = torch.ones(5, 5, device=device) + self.rank
-        x.requires_grad = True
+        x = self._init_with_rank_tensor(backend)
+        device = x.device
         tensors = torch.distributed.nn.all_gather(x)
         for i, t in enumerate(tensors):
             self.assertEqual(t, torch.ones(5, 5, device=device) + i)

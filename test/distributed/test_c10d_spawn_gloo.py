@@ -123,64 +123,50 @@ class DistributedDataParallelSingleProcessTest(TestCase):
         self._test_base(net, inp, check_allclose=False)
 
 
+def _dist_nn_test(test):
+    """The skips every ``torch.distributed.nn`` test carries: gloo, 2 accelerators (or a
+    CPU-only machine) and an importable ``torch.distributed.nn``."""
+    test = skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
+                                          "torch.distributed.nn is not available")(test)
+    test = skip_if_lt_x_gpu(2, allow_cpu=True)(test)
+    return requires_gloo()(test)
+
+
 # As upstream: the multi-process tests are left out of dev-debug ASAN runs.
 if not TEST_WITH_DEV_DBG_ASAN:
 
     class TestDistributedNNFunctionsGloo(TestDistributedNNFunctions):
         """The ``torch.distributed.nn`` collectives over gloo, on each rank's ``self.device``."""
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_broadcast(self):
             self._test_broadcast("gloo")
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_reduce(self):
             self._test_reduce("gloo")
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_allreduce(self):
             self._test_allreduce("gloo")
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_all_gather(self):
             self._test_all_gather("gloo")
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_all_to_all(self):
             self._test_all_to_all("gloo")
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_all_to_all_single(self):
             self._test_all_to_all_single("gloo")
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_gather(self):
             # gather is implemented by gloo only, so it has no backend-generic helper.
-            self._init_process_group("gloo")
-            device = torch.device(self.device)
-            x = torch.ones(5, 5, device=device) + self.rank
-            x.requires_grad = True
+            x = self._init_with_rank_tensor("gloo")
+            device = x.device
             tensors = torch.distributed.nn.gather(x, 1)
             if self.rank == 1:
                 for i, t in enumerate(tensors):
@@ -194,10 +180,7 @@ if not TEST_WITH_DEV_DBG_ASAN:
             x_s = 3 * torch.ones(5, 5, device=device)
             self.assertEqual(x.grad, x_s.cos())
 
-        @requires_gloo()
-        @skip_if_lt_x_gpu(2, allow_cpu=True)
-        @skip_but_pass_in_sandcastle_if(not _torch_dist_nn_available,
-                                        "torch.distributed.nn is not available")
+        @_dist_nn_test
         def test_scatter(self):
             # scatter is implemented by gloo only, so it has no backend-generic helper.
             self._init_process_group("gloo")
@@ -220,6 +203,7 @@ if not TEST_WITH_DEV_DBG_ASAN:
                 self.assertEqual(x1.grad, x1_s)
             if self.rank == 0:
                 self.assertEqual(x0.grad, torch.zeros(5, 5, device=device))
+                self.assertEqual(x1.grad, torch.zeros(5, 5, device=device))
 
 
 if __name__ == "__main__":

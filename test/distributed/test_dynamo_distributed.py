@@ -64,8 +64,7 @@ from torch_testing_ext.common_distributed import (
 )
 from torch_testing_ext.common_utils import run_tests, skipIfXpu
 from torch_testing_ext.cpu_compat import fsdp_device_id
-from torch_testing_ext.dynamo_test_case import DynamoTestCase
-from torch_testing_ext.fake_ddp import active_ddp_module, FakeDDP
+from torch_testing_ext.fake_ddp import active_ddp_module, FakeDDP, FakeDDPTestCase
 from torch_testing_ext.inductor_utils import (
     GPU_INDUCTOR_SKIP_REASON,
     HAS_GPU,
@@ -307,6 +306,13 @@ def get_hf_bert(rank):
     return model, {"input_ids": input_ids, "labels": labels}
 
 
+def _sum_after_reading_shapes(x, y):
+    """``x.sum() + y.sum()`` after reading both shapes, which ranks' speculation must agree on."""
+    x.shape  # noqa: B018
+    y.shape  # noqa: B018
+    return x.sum() + y.sum()
+
+
 class CheckSplitsCompiler:
     """A backend that counts the graphs it is given (one per DDPOptimizer partition)."""
 
@@ -318,23 +324,35 @@ class CheckSplitsCompiler:
         return gm
 
 
-def run_hf_bert_ddp(self, model, inputs, backend):
-    """Train one step eagerly and one step compiled with ``backend``; results must agree."""
+def _check_train_step_parity(test, make_eager_model, make_compiled_model, inputs):
+    """One BERT training step eagerly and one compiled must give the same results.
+
+    Each model is made right after ``reset_rng_state()``; results are collected after both
+    backward passes (HF-BERT parity check).
+    """
     reset_rng_state()
-    correct_outputs = model(**inputs)
+    eager_model = make_eager_model()
+    correct_outputs = eager_model(**inputs)
     correct_loss = correct_outputs.loss
     correct_loss.backward()
 
     reset_rng_state()
-    opt_model = torch.compile(model, backend=backend)
+    opt_model = make_compiled_model()
     opt_outputs = opt_model(**inputs)
     opt_loss = opt_outputs.loss
     opt_loss.backward()
 
     inputs_flat = list(inputs.values())
-    correct_results = collect_results(model, correct_outputs.logits, correct_loss, inputs_flat)
+    correct_results = collect_results(eager_model, correct_outputs.logits, correct_loss,
+                                      inputs_flat)
     opt_results = collect_results(opt_model, opt_outputs.logits, opt_loss, inputs_flat)
-    self.assertTrue(same(correct_results, opt_results))
+    test.assertTrue(same(correct_results, opt_results))
+
+
+def run_hf_bert_ddp(self, model, inputs, backend):
+    """Train one step eagerly and one step compiled with ``backend``; results must agree."""
+    _check_train_step_parity(self, lambda: model,
+                             lambda: torch.compile(model, backend=backend), inputs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -342,24 +360,23 @@ def run_hf_bert_ddp(self, model, inputs, backend):
 # ---------------------------------------------------------------------------------------------
 
 
-class TestFakeDistributedSingleProc(DynamoTestCase):
+class TestFakeDistributedSingleProc(FakeDDPTestCase):
+    """Every test runs with ``optimize_ddp=True`` (DDPOptimizer on), set by the base class."""
+
     @requires_inductor_backend
     @skip_if(torch._inductor.config.triton.native_matmul,
              "FIXME : native matmul fails. RuntimeError: Cannot access data pointer of Tensor")
-    @config.patch(optimize_ddp=True)
     @patch.object(torch._inductor.config, "fallback_random", True)
     def test_hf_bert_ddp_inductor(self):
         model, inputs = get_hf_bert(0)
         model = FakeDDP(model)
         run_hf_bert_ddp(self, model, inputs, "inductor")
 
-    @config.patch(optimize_ddp=True)
     def test_hf_bert_ddp_aot_eager(self):
         model, inputs = get_hf_bert(0)
         model = FakeDDP(model)
         run_hf_bert_ddp(self, model, inputs, "aot_eager")
 
-    @config.patch(optimize_ddp=True)
     def test_issue90375(self):
         class Model(nn.Module):
             def forward(self):
@@ -369,7 +386,6 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
         opt_model = torch.compile(model, backend="aot_eager")
         opt_model()
 
-    @config.patch(optimize_ddp=True)
     def test_symbol_splitting(self):
         class Model(nn.Module):
             def __init__(self):
@@ -386,7 +402,6 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
         opt_model = torch.compile(dynamic=True)(model)
         opt_model(torch.randn(20, 512))
 
-    @config.patch(optimize_ddp=True)
     def test_ddp_optimizer_inductor_strides_dont_specialize(self):
         class Model(nn.Module):
             def __init__(self):
@@ -416,7 +431,7 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
             # A second sequence length must not recompile because of specialised strides.
             self.assertEqual(compile_count_before, compile_count_after)
 
-    @config.patch(optimize_ddp=True, capture_scalar_outputs=True)
+    @config.patch(capture_scalar_outputs=True)
     def test_unbacked_symbol_splitting_direct(self):
         class Model(nn.Module):
             def __init__(self):
@@ -434,7 +449,7 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
         opt_model = torch.compile(dynamic=True)(model)
         opt_model(torch.randn(20, 512), torch.tensor([12, 13]))
 
-    @config.patch(optimize_ddp=True, capture_scalar_outputs=True)
+    @config.patch(capture_scalar_outputs=True)
     def test_unbacked_symbol_splitting_indirect(self):
         class Model(nn.Module):
             def __init__(self):
@@ -453,7 +468,7 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
         opt_model = torch.compile(dynamic=True)(model)
         opt_model(torch.randn(20, 512), torch.tensor([12, 13]))
 
-    @config.patch(optimize_ddp=True, capture_scalar_outputs=True)
+    @config.patch(capture_scalar_outputs=True)
     def test_unbacked_symbol_splitting_torture_multi(self):
         class Model(nn.Module):
             def __init__(self):
@@ -476,7 +491,7 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
         opt_model = torch.compile(dynamic=True)(model)
         opt_model(torch.randn(20, 512), torch.tensor([12, 13]))
 
-    @config.patch(optimize_ddp=True, capture_dynamic_output_shape_ops=True)
+    @config.patch(capture_dynamic_output_shape_ops=True)
     def test_unbacked_symbol_splitting_no_binding(self):
         class Model(nn.Module):
             def __init__(self):
@@ -494,7 +509,6 @@ class TestFakeDistributedSingleProc(DynamoTestCase):
         opt_model = torch.compile(dynamic=True)(model)
         opt_model(torch.randn(20, 512), torch.tensor([0.0, 12.0, 0.0, 11.0]))
 
-    @config.patch(optimize_ddp=True)
     def test_call_method_forward(self):
         class Model(nn.Module):
             def __init__(self):
@@ -538,6 +552,15 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
         dist.all_gather_object(counts, count)
         for other in counts[1:]:
             self.assertEqual(counts[0], other)
+
+    @contextlib.contextmanager
+    def _same_compile_count_on_all_ranks(self):
+        """The per-rank init around a block that must compile as often on every rank (RCC):
+        compilation metrics are cleared on entry and the counts compared at the end."""
+        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
+            torch._dynamo.utils.clear_compilation_metrics()
+            yield
+            self.assert_same_compile_count_on_all_ranks()
 
     @skip_if_lt_x_gpu(2, allow_cpu=True)
     @config.patch(optimize_ddp=False, enable_compiler_collectives=True)
@@ -741,23 +764,9 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
         """Eager FSDP BERT vs. an Inductor-compiled copy: one training step must agree."""
         print(f"Running {banner} test for {label}")
         model, inputs = get_hf_bert(self.rank)
-        reset_rng_state()
-        eager_model = make_fsdp_model(model)
-        correct_outputs = eager_model(**inputs)
-        correct_loss = correct_outputs.loss
-        correct_loss.backward()
-
-        reset_rng_state()
-        opt_model = torch.compile(make_fsdp_model(model), backend="inductor")
-        opt_outputs = opt_model(**inputs)
-        opt_loss = opt_outputs.loss
-        opt_loss.backward()
-
-        inputs_flat = list(inputs.values())
-        correct_results = collect_results(eager_model, correct_outputs.logits, correct_loss,
-                                          inputs_flat)
-        opt_results = collect_results(opt_model, opt_outputs.logits, opt_loss, inputs_flat)
-        self.assertTrue(same(correct_results, opt_results))
+        _check_train_step_parity(
+            self, lambda: make_fsdp_model(model),
+            lambda: torch.compile(make_fsdp_model(model), backend="inductor"), inputs)
 
     @import_transformers_or_skip()
     @requires_inductor_backend
@@ -772,9 +781,8 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
                         use_orig_params=True, device_id=fsdp_device_id())
 
         with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            for wrap_policy, label in ((None, "FSDP without recursive wrapping"),):
-                self._run_hf_bert_fsdp(functools.partial(apply_fsdp, wrap_policy=wrap_policy),
-                                       label, "hf_bert")
+            self._run_hf_bert_fsdp(functools.partial(apply_fsdp, wrap_policy=None),
+                                   "FSDP without recursive wrapping", "hf_bert")
 
     @import_transformers_or_skip()
     @requires_inductor_backend
@@ -788,22 +796,20 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             return isinstance(module, BertLayer)
 
         with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            cases = ((functools.partial(transformer_auto_wrap_policy,
-                                        transformer_layer_cls=(BertLayer,)),
-                      "FSDP with recursive wrapping BertLayer instances"),)
-            for wrap_policy, label in cases:
-                make_model = functools.partial(apply_fsdp_with_checkpointing,
-                                               wrap_policy=wrap_policy,
-                                               checkpoint_policy=is_bert_layer)
-                self._run_hf_bert_fsdp(make_model, label, "hf_bert_activation_checkpointing")
+            wrap_policy = functools.partial(transformer_auto_wrap_policy,
+                                            transformer_layer_cls=(BertLayer,))
+            make_model = functools.partial(apply_fsdp_with_checkpointing,
+                                           wrap_policy=wrap_policy,
+                                           checkpoint_policy=is_bert_layer)
+            self._run_hf_bert_fsdp(make_model, "FSDP with recursive wrapping BertLayer instances",
+                                   "hf_bert_activation_checkpointing")
 
     # -- compiler collectives: ranks that see different inputs still decide alike ------------
 
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_automatic_dynamic_tensor(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-
+        with self._same_compile_count_on_all_ranks():
             class SimpleModel(nn.Module):
                 def __init__(self, input_size, output_size):
                     super().__init__()
@@ -811,8 +817,6 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
 
                 def forward(self, x):
                     return self.linear(x)
-
-            torch._dynamo.utils.clear_compilation_metrics()
 
             model = SimpleModel(10, 2).to(self.device)
             model.forward = torch.compile(model.forward)
@@ -831,13 +835,10 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
                 loss.backward()
                 optimizer.step()
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_automatic_dynamic_scalar(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
+        with self._same_compile_count_on_all_ranks():
             device = self.device
 
             @torch.compile()
@@ -848,32 +849,19 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             for y in values:
                 f(torch.randn(5, device=self.device), y)
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_automatic_dynamic_speculation_divergence(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
-
-            @torch.compile()
-            def f(x, y):
-                x.shape  # noqa: B018  (a size read that speculation must agree on)
-                y.shape  # noqa: B018
-                return x.sum() + y.sum()
-
+        with self._same_compile_count_on_all_ranks():
+            f = torch.compile(_sum_after_reading_shapes)
             sizes = (4, 4) if self.rank == 0 else (3, 4)
             for n in sizes:
                 f(torch.randn(n, device=self.device), torch.randn(n, device=self.device))
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_graph_break_empty_graph_still_collective(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
-
+        with self._same_compile_count_on_all_ranks():
             @torch.compile()
             def f(x, y):
                 z = y  # noqa: F841  (dead alias: the graph before the break stays empty)
@@ -886,31 +874,18 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             for n in sizes:
                 f(torch.randn(n, device=self.device), torch.randn(n, device=self.device))
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_dim_mismatch(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
-
-            @torch.compile()
-            def f(x, y):
-                x.shape  # noqa: B018
-                y.shape  # noqa: B018
-                return x.sum() + y.sum()
-
+        with self._same_compile_count_on_all_ranks():
+            f = torch.compile(_sum_after_reading_shapes)
             shape = [4, 2] if self.rank == 0 else [3]
             f(torch.randn(shape, device=self.device), torch.randn(shape, device=self.device))
-
-            self.assert_same_compile_count_on_all_ranks()
 
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_missing_source(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
-
+        with self._same_compile_count_on_all_ranks():
             @torch.compile()
             def f(rank, xs):
                 return xs[rank].sum()
@@ -918,13 +893,10 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             xs = [torch.randn(10, device=self.device) for _ in range(self.world_size)]
             f(self.rank, xs)
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_scalar_missing_source(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
+        with self._same_compile_count_on_all_ranks():
             device = self.device
 
             @torch.compile()
@@ -934,13 +906,10 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             xs = [10 + i for i in range(self.world_size)]
             f(self.rank, xs)
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @config.patch(enable_compiler_collectives=True)
     def test_compiler_collectives_type_mismatch(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
+        with self._same_compile_count_on_all_ranks():
             device = self.device
 
             @torch.compile()
@@ -954,14 +923,10 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             # Calling again with the types swapped between ranks is known to deadlock, so the
             # test stops after one call.
 
-            self.assert_same_compile_count_on_all_ranks()
-
     @requires_inductor_backend
     @enable_guard_collectives()
     def test_guard_collective(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
-
+        with self._same_compile_count_on_all_ranks():
             @torch.compile()
             def f(x):
                 return x.sum()
@@ -971,8 +936,6 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             # recompiles together.
             n = 10 if self.rank == 0 else 12
             f(torch.randn(n, device=self.device))
-
-            self.assert_same_compile_count_on_all_ranks()
 
     # -- distributed autotuning --------------------------------------------------------------
 
@@ -1071,8 +1034,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
     @patch.object(torch._inductor.config, "fx_graph_cache", False)
     @patch.object(torch._inductor.config, "fx_graph_remote_cache", False)
     def test_asymmetric_compilation(self):
-        with _dynamo_dist_per_rank_init(self.rank, self.world_size):
-            torch._dynamo.utils.clear_compilation_metrics()
+        with self._same_compile_count_on_all_ranks():
             cnt = CompileCounter()
             sleep_time = 5
             rank = self.rank
@@ -1096,8 +1058,6 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
                     timedelta(seconds=sleep_time))
             pg.allreduce(x).wait()
             torch.accelerator.synchronize(self.device)
-
-            self.assert_same_compile_count_on_all_ranks()
 
     @skipIfXpu
     @skip_if(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON + " (and Inductor's NCCL timeout"

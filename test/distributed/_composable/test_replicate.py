@@ -37,6 +37,14 @@ class Net(nn.Module):
         return self.fc3(self.fc2(self.fc1(x)))
 
 
+def _replicate_each_layer(model: Net) -> Net:
+    """A deep copy of ``model`` with ``replicate`` applied to each of its layers separately."""
+    replicated = deepcopy(model)
+    for layer in (replicated.fc1, replicated.fc2, replicated.fc3):
+        replicate(layer)
+    return replicated
+
+
 class _ReplicateTestBase(MultiProcessTestCase):
     """Spawns the ranks per test, and gives each rank a gloo group on the test's FileStore."""
 
@@ -77,9 +85,7 @@ class ReplicateStateDictTest(_ReplicateTestBase):
     def test_replicate_non_root_multiple_save_load(self):
         self._init_pg()
         model = Net()
-        replicated = deepcopy(model)
-        for layer in (replicated.fc1, replicated.fc2, replicated.fc3):
-            replicate(layer)
+        replicated = _replicate_each_layer(model)
         self._check_state_dict_parity(model.state_dict(), replicated.state_dict())
 
 
@@ -177,9 +183,7 @@ class ReplicateTest(_ReplicateTestBase):
     def test_replicate_multi_module(self):
         self._init_pg()
         model = Net()
-        replicated = deepcopy(model)
-        for layer in (replicated.fc1, replicated.fc2, replicated.fc3):
-            replicate(layer)
+        replicated = _replicate_each_layer(model)
         self._compare_module(model, replicated)
 
     def test_replicate_with_kwargs(self):
