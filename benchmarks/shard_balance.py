@@ -30,10 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from torch_testing_ext.driver.cli import list_tests
 from torch_testing_ext.driver.discover import discover_tests
-from torch_testing_ext.driver.junit import read_file_runs
-from torch_testing_ext.driver.plan import files_to_split, plan_shards
+from torch_testing_ext.driver.file_reports import read_file_runs
+from torch_testing_ext.driver.listing import list_splittable
+from torch_testing_ext.driver.plan import plan_shards
 from torch_testing_ext.driver.report import duration
 from torch_testing_ext.driver.times import load_times
 
@@ -53,13 +53,8 @@ def plan(max_shards: int) -> int:
     names = discover_tests(ROOT / "test")
     # List each file once (a --list imports torch): the files split for the most shards include
     # those split for fewer, and plan_shards ignores a listing it does not need.
-    listed = {}
-    for name in files_to_split(names, times, max_shards):
-        tests = list_tests(sys.executable, ROOT / "test", name)
-        if tests is None:
-            print(f"could not list the tests of {name}; it runs as one process", file=sys.stderr)
-        else:
-            listed[name] = tests
+    listed = list_splittable(ROOT / "test", names, times, max_shards, jobs=1,
+                             warn=lambda message: print(message, file=sys.stderr))
     print(f"{len(names)} test files, committed times\n")
     print(f"{'M':>2}  {'max/mean':>8}  shard estimates")
     for num_shards in range(1, max_shards + 1):

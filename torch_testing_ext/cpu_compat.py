@@ -26,6 +26,7 @@ from unittest import mock
 import torch
 
 from . import devices
+from ._torch_private import cpu_device_switch_disabled, dynamo_config_value
 
 __all__ = [
     "compiler_collectives_need_help",
@@ -37,9 +38,7 @@ __all__ = [
 
 def compiler_collectives_need_help() -> bool:
     """True on a CPU-only machine while compiler collectives are switched on."""
-    import torch._dynamo.config
-
-    return devices.accelerator_type() is None and bool(torch._dynamo.config.enable_compiler_collectives)
+    return devices.accelerator_type() is None and bool(dynamo_config_value("enable_compiler_collectives"))
 
 
 def process_group_backend(backend: str) -> str:
@@ -50,20 +49,13 @@ def process_group_backend(backend: str) -> str:
 
 
 @contextlib.contextmanager
-def _no_device_switch(index: int) -> Iterator[None]:
-    yield
-
-
-@contextlib.contextmanager
 def compiler_collectives_on_cpu() -> Iterator[None]:
     """Make compiler collectives work on a CPU-only machine for the block (else a no-op)."""
     if not compiler_collectives_need_help():
         yield
         return
-    from torch._dynamo.device_interface import CpuInterface
-
     with mock.patch.object(torch.accelerator, "device_count", lambda: 1), \
-            mock.patch.object(CpuInterface, "device", staticmethod(_no_device_switch)):
+            cpu_device_switch_disabled():
         yield
 
 

@@ -1,8 +1,9 @@
 """Device facts: the one place that probes the machine.
 
-Every other module of ``torch_testing_ext`` asks this one which accelerator is present, how
-many devices it has, which process-group backend a device type uses and whether Triton and a
-GPU Inductor backend are usable. Nothing else recomputes these facts.
+The rest of ``torch_testing_ext`` asks this module which accelerator is present, how many
+devices it has, which process-group backends torch was built with, which one a device type
+uses by default, and whether Triton and Inductor's GPU or C++ backend are usable. (A few facts
+about the torch build itself, such as ``torch.version.hip``, are read where they are used.)
 
 Probing an accelerator can initialise its driver, which a process that later forks must not
 do. The multi-process harness therefore computes the facts once in the test process and hands
@@ -90,9 +91,9 @@ def _probe() -> DeviceFacts:
     triton = False
     if importlib.util.find_spec("triton") is not None:
         try:
-            from torch.utils._triton import has_triton
+            from ._torch_private import triton_has_backend
 
-            triton = bool(has_triton())
+            triton = triton_has_backend()
         except Exception:  # a broken triton install is the same as none
             triton = False
     gpu_inductor = triton and accelerator in ("cuda", "xpu")

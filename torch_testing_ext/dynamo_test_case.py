@@ -1,57 +1,10 @@
-"""``DynamoTestCase``: a TestCase that gives each test a clean Dynamo.
+"""Dynamo test cases, at the path of ``torch._dynamo.test_case``'s harness counterpart.
 
-For the whole class it sets the Dynamo config that tests expect (errors are raised, not
-suppressed; no compilation-metrics logging); around every test it resets Dynamo, clears its
-counters and restores grad mode if the test changed it.
+The definitions live in ``dynamo/dynamo_case.py``; this module is their face.
 """
 
 from __future__ import annotations
 
-import contextlib
-from typing import ClassVar
-
-import torch
-
-from .testcase import TestCase
+from .dynamo.dynamo_case import DynamoTestCase, reset_dynamo
 
 __all__ = ["DynamoTestCase", "reset_dynamo"]
-
-
-def reset_dynamo() -> None:
-    """Forget every compiled frame and clear Dynamo's counters."""
-    import torch._dynamo
-    import torch._dynamo.utils
-
-    torch._dynamo.reset()
-    torch._dynamo.utils.counters.clear()
-
-
-class DynamoTestCase(TestCase):
-    """TestCase for code that compiles with ``torch.compile``; Dynamo is reset around each test."""
-
-    _dynamo_config: ClassVar[contextlib.ExitStack]
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        import torch._dynamo.config
-
-        cls._dynamo_config = contextlib.ExitStack()
-        cls._dynamo_config.enter_context(torch._dynamo.config.patch(
-            raise_on_ctx_manager_usage=True, suppress_errors=False, log_compilation_metrics=False,
-        ))
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls._dynamo_config.close()
-        super().tearDownClass()
-
-    def setUp(self) -> None:
-        self._grad_enabled_before = torch.is_grad_enabled()
-        super().setUp()
-        reset_dynamo()
-
-    def tearDown(self) -> None:
-        reset_dynamo()
-        super().tearDown()
-        torch.set_grad_enabled(self._grad_enabled_before)

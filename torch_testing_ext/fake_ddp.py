@@ -1,14 +1,15 @@
-"""``FakeDDP``: DDPOptimizer graph splitting in one process, without a process group.
+"""``FakeDDP``: Dynamo's DDPOptimizer graph splitting in one process, without a process group.
 
-Dynamo applies its DDPOptimizer (one compiled subgraph per gradient bucket) to any frame that
-runs while a module is registered as DistributedDataParallel's *active module*; it reads the
-bucket size from that module's ``bucket_bytes_cap``. ``FakeDDP`` registers itself the same way
-and forwards to the wrapped module, so graph splitting can be tested with no communication.
+When ``torch._dynamo.config.optimize_ddp`` is on, Dynamo applies its DDPOptimizer to a frame
+that runs while a module is registered as DistributedDataParallel's *active module*: it splits
+the captured graph into one subgraph per gradient bucket, sized by that module's
+``bucket_bytes_cap``. ``FakeDDP`` registers itself the same way and forwards to the wrapped
+module, so the splitting can be tested with no communication.
 
-That registration is a private contract between DDP and Dynamo (the class attribute
-``DistributedDataParallel._active_ddp_module``, read through ``_get_active_ddp_module()``). It is
-touched only by :func:`active_ddp_module` here; ``test/harness/test_fake_ddp.py`` fails loudly
-if a torch release changes it.
+That is all it imitates. It reduces no gradients and has none of DDP's other behaviour
+(parameter broadcast, ``find_unused_parameters``, ``static_graph``, ``no_sync``...). The
+registration is a private DDP/Dynamo contract, kept in ``_torch_private`` and guarded by
+``test/harness/test_torch_private.py`` and ``test/harness/test_fake_ddp.py``.
 
 Example::
 
@@ -18,31 +19,18 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import torch
-from torch.nn.parallel import DistributedDataParallel
 
-from .dynamo_test_case import DynamoTestCase
+from ._torch_private import active_ddp_module, get_active_ddp_module, patch_dynamo_config
+from .dynamo.dynamo_case import DynamoTestCase
 
 __all__ = ["FakeDDP", "FakeDDPTestCase", "active_ddp_module"]
 
 
-@contextlib.contextmanager
-def active_ddp_module(module: torch.nn.Module | None) -> Iterator[None]:
-    """Register ``module`` as DDP's active module (what Dynamo looks for) for the block."""
-    previous = DistributedDataParallel._active_ddp_module
-    DistributedDataParallel._active_ddp_module = module  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        DistributedDataParallel._active_ddp_module = previous
-
-
 class FakeDDP(torch.nn.Module):
-    """Looks like DDP to Dynamo's DDPOptimizer; communicates nothing.
+    """Registers itself as DDP's active module while it runs; communicates nothing.
 
     ``bucket_bytes_cap`` is ``int(bucket_cap_mb * 1024 * 1024)``, as in DDP. ``forward`` calls
     the wrapped module's ``forward`` (not ``__call__``) with itself registered as the active DDP
@@ -54,15 +42,10 @@ class FakeDDP(torch.nn.Module):
         self.module = module
         self.bucket_bytes_cap = int(bucket_cap_mb * 1024 * 1024)
 
-    @contextlib.contextmanager
-    def _inside_ddp_forward(self) -> Iterator[None]:
-        with active_ddp_module(self):
-            yield
-
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
-        if DistributedDataParallel._get_active_ddp_module():
+        if get_active_ddp_module():
             return self.module.forward(*inputs, **kwargs)
-        with self._inside_ddp_forward():
+        with active_ddp_module(self):
             return self.module.forward(*inputs, **kwargs)
 
 
@@ -73,6 +56,4 @@ class FakeDDPTestCase(DynamoTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        import torch._dynamo.config
-
-        cls._dynamo_config.enter_context(torch._dynamo.config.patch(optimize_ddp=True))
+        cls._dynamo_config.enter_context(patch_dynamo_config(optimize_ddp=True))

@@ -1,24 +1,18 @@
-"""Inductor flags, named as in ``torch.testing._internal.inductor_utils``, computed from ``devices``.
+"""Inductor flags, named as in ``torch.testing._internal.inductor_utils``, from ``devices``.
 
-Beyond the upstream names, :func:`requires_inductor_backend` is the device-generic form of the
-upstream guard ``skipIf(not HAS_GPU, "Inductor+gpu needs triton and recent GPU arch")``: on a
-machine with an accelerator it means exactly that, while on a CPU-only machine the test runs on
-Inductor's C++ CPU backend (it only skips if no C++ compiler is found).
-
-Example::
-
-    @requires_inductor_backend
-    def test_compiled(self):
-        torch.compile(fn, backend="inductor")(torch.ones(4, device=self.device))
+Beyond the upstream names it offers ``requires_inductor_backend`` (defined in
+``skips/inductor_skips.py``), the device-generic form of the upstream ``HAS_GPU`` guard.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-
 from . import devices
-from .skips import skip_when
+from .skips.inductor_skips import (
+    CPU_INDUCTOR_SKIP_REASON,
+    GPU_INDUCTOR_SKIP_REASON,
+    inductor_backend_skip_reason,
+    requires_inductor_backend,
+)
 
 __all__ = [
     "HAS_GPU",
@@ -30,35 +24,9 @@ __all__ = [
     "requires_inductor_backend",
 ]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
 # A GPU that Inductor can generate Triton kernels for.
 HAS_GPU: bool = devices.has_gpu_inductor()
 # Inductor's C++ backend can compile CPU kernels here.
 HAS_CPU: bool = devices.has_cpu_inductor()
 # The device type of that GPU ("cuda", "xpu"), or None.
 GPU_TYPE: str | None = devices.accelerator_type() if HAS_GPU else None
-
-# The upstream message of the ``HAS_GPU`` guard.
-GPU_INDUCTOR_SKIP_REASON = "Inductor+gpu needs triton and recent GPU arch"
-CPU_INDUCTOR_SKIP_REASON = "Inductor's C++ CPU backend needs a C++ compiler on PATH (set CXX)"
-
-
-def inductor_backend_skip_reason(facts: devices.DeviceFacts | None = None) -> str | None:
-    """Why a test that compiles with Inductor on the machine's test device cannot run, or None.
-
-    With an accelerator the tensors live on it, so Inductor needs its GPU (triton) backend;
-    on a CPU-only machine the tensors live on the CPU and Inductor's C++ backend serves.
-    """
-    facts = facts or devices.facts()
-    if facts.accelerator is not None:
-        return None if facts.gpu_inductor else GPU_INDUCTOR_SKIP_REASON
-    return None if facts.cpu_inductor else CPU_INDUCTOR_SKIP_REASON
-
-
-def requires_inductor_backend(fn: _F) -> _F:
-    """Skip unless Inductor can compile for the test device (GPU+triton, or CPU-only with C++).
-
-    Decided in the test process, so a multi-process test that skips starts no rank.
-    """
-    return skip_when(lambda _test: inductor_backend_skip_reason())(fn)

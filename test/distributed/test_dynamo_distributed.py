@@ -70,8 +70,8 @@ from torch_testing_ext.inductor_utils import (
     HAS_GPU,
     requires_inductor_backend,
 )
-from torch_testing_ext.models import hf_bert_config, hf_bert_size
-from torch_testing_ext.skips import skip_if
+from torch_testing_ext.models.hf_bert import hf_bert_config, hf_bert_size
+from torch_testing_ext.skips.skip_checks import skip_if
 from torch_testing_ext.triton_utils import requires_cuda_and_triton
 
 log = logging.getLogger(__name__)
@@ -288,7 +288,7 @@ def get_custom_model(device):
 def get_hf_bert(rank):
     """A Hugging Face BERT for masked LM, built from a config, and a batch with labels.
 
-    The size is the harness's choice (``torch_testing_ext.models``): upstream's
+    The size is the harness's choice (``torch_testing_ext.models.hf_bert``): upstream's
     ``BertConfig()`` with 4 x 512 tokens on accelerators, a smaller BERT on a CPU-only machine.
     """
     try:

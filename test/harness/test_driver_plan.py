@@ -240,14 +240,16 @@ class TestClassSplitting(TestCase):
         self.assertEqual(entries(shards)[0].label, "distributed/test_x [A]")
 
     def test_entry_label_and_cost(self):
-        entry = PlanEntry("f", ("A", "B"), 100.0, True, False)
+        entry = PlanEntry("f", selection=("A", "B"), seconds=100.0, known=True)
         self.assertEqual(entry.label, "f [A, B]")
         self.assertEqual(entry.selection_for("B.test_x"), ("B.test_x",))
         self.assertEqual(entry.selection_for(""), ("A", "B"))
-        tests = PlanEntry("f", ("A", "B.test_x", "B.test_y", "C.test_z"), 100.0, True, False)
+        tests = PlanEntry("f", selection=("A", "B.test_x", "B.test_y", "C.test_z"), seconds=100.0,
+                          known=True)
         self.assertEqual(tests.label, "f [A, B: 2 tests, C: 1 test]")
         self.assertEqual(entry.cost(4), 25.0)
-        self.assertEqual(PlanEntry("distributed/f", (), 100.0, True, True).cost(4), 100.0)
+        self.assertEqual(PlanEntry("distributed/f", seconds=100.0, known=True, serial=True).cost(4),
+                         100.0)
 
 
 class TestSplittingOneLongClass(TestCase):

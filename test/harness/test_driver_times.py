@@ -6,26 +6,23 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.junit import JUnitError, read_file_runs, read_outcomes, write_file_report
-from torch_testing_ext.driver.plan import PlanEntry
-from torch_testing_ext.driver.results import (
-    ERROR,
-    FAILED,
-    PASSED,
-    SKIPPED,
-    Attempt,
-    CaseOutcome,
-    EntryResult,
-    FileRun,
+from torch_testing_ext.driver.file_reports import (
+    JUnitError,
+    read_file_runs,
+    read_outcomes,
+    write_file_report,
 )
+from torch_testing_ext.driver.measure import measure_runs
+from torch_testing_ext.driver.plan import PlanEntry
+from torch_testing_ext.driver.results import Attempt, CaseOutcome, EntryResult, FileRun
 from torch_testing_ext.driver.times import (
     RecordedTimes,
     TimesFileError,
     load_times,
-    measure_runs,
     merge_times,
     save_times,
 )
+from torch_testing_ext.reporting.status import Status
 
 
 class TempDirTestCase(TestCase):
@@ -99,14 +96,14 @@ class TestTimesFile(TempDirTestCase):
 
     def test_measure_runs(self):
         def outcome(cls, seconds):
-            return CaseOutcome(f"mod.{cls}", "test_x", PASSED, seconds)
+            return CaseOutcome(f"mod.{cls}", "test_x", Status.PASSED, seconds)
 
         runs = [
             # file "f" split in two processes: 3 s and 1 s of overhead -> 2 s per process.
             FileRun("f", 13.0, [outcome("A", 4.0), outcome("A", 6.0)]),
             FileRun("f", 6.0, [outcome("B", 5.0)]),
             FileRun("g", 2.0, []),
-            FileRun("h", 99.0, [outcome("H", 50.0)], status="interrupted"),
+            FileRun("h", 99.0, [outcome("H", 50.0)], status=Status.INTERRUPTED),
         ]
         times = measure_runs(runs)
         self.assertEqual(times.files, {"f": 17.0, "g": 2.0})
@@ -114,8 +111,8 @@ class TestTimesFile(TempDirTestCase):
         self.assertEqual(times.tests, {"f": {"A.test_x": 10.0, "B.test_x": 5.0}})
 
     def test_measure_counts_a_flaky_test_at_its_passing_rerun(self):
-        runs = [FileRun("f", 320.0, [CaseOutcome("A", "test_hang", PASSED, 300.0),
-                                     CaseOutcome("A", "test_ok", PASSED, 10.0)],
+        runs = [FileRun("f", 320.0, [CaseOutcome("A", "test_hang", Status.PASSED, 300.0),
+                                     CaseOutcome("A", "test_ok", Status.PASSED, 10.0)],
                         rerun_seconds={"A.test_hang": 20.0})]
         times = measure_runs(runs)
         self.assertEqual(times.tests, {"f": {"A.test_hang": 20.0, "A.test_ok": 10.0}})
@@ -125,61 +122,66 @@ class TestTimesFile(TempDirTestCase):
 
 
 def attempt(status, outcomes=(), exit_code=None, output=""):
-    code = exit_code if exit_code is not None else {"ok": 0, "failed": 1}.get(status, -9)
-    return Attempt(status, code, 1.5, list(outcomes), output)
+    if exit_code is None:
+        exit_code = {Status.PASSED: 0, Status.FAILED: 1}.get(status, -9)
+    return Attempt(status, exit_code, 1.5, list(outcomes), output)
 
 
-PASS_A = CaseOutcome("TestA", "test_a", PASSED, 0.5)
-FAIL_B = CaseOutcome("TestA", "test_b", FAILED, 0.25, "boom", "Traceback: boom")
-ERR_C = CaseOutcome("TestC", "test_c", ERROR, 0.1, "oops", "Traceback: oops")
-SKIP_D = CaseOutcome("TestA", "test_d", SKIPPED, 0.0, "no GPU")
+PASS_A = CaseOutcome("TestA", "test_a", Status.PASSED, 0.5)
+FAIL_B = CaseOutcome("TestA", "test_b", Status.FAILED, 0.25, "boom", "Traceback: boom")
+ERR_C = CaseOutcome("TestC", "test_c", Status.ERROR, 0.1, "oops", "Traceback: oops")
+SKIP_D = CaseOutcome("TestA", "test_d", Status.SKIPPED, 0.0, "no GPU")
+PASS_B = CaseOutcome("TestA", "test_b", Status.PASSED)  # FAIL_B on a rerun that passed
 
 
 class TestVerdicts(TestCase):
     def test_selectors(self):
         self.assertEqual(FAIL_B.selector, "TestA.test_b")
-        self.assertEqual(CaseOutcome("__main__.TestA", "test_b", FAILED).selector, "TestA.test_b")
-        self.assertEqual(CaseOutcome("__main__.TestA", "setUpClass", ERROR).selector, "TestA")
-        self.assertEqual(CaseOutcome("__main__", "setUpModule", ERROR).selector, "")
+        self.assertEqual(CaseOutcome("__main__.TestA", "test_b", Status.FAILED).selector,
+                         "TestA.test_b")
+        self.assertEqual(CaseOutcome("__main__.TestA", "setUpClass", Status.ERROR).selector,
+                         "TestA")
+        self.assertEqual(CaseOutcome("__main__", "setUpModule", Status.ERROR).selector, "")
 
     def test_flaky_and_consistent(self):
-        first = attempt("failed", [PASS_A, FAIL_B, ERR_C, SKIP_D])
+        first = attempt(Status.FAILED, [PASS_A, FAIL_B, ERR_C, SKIP_D])
         result = EntryResult(PlanEntry("x"), first, {
-            "TestA.test_b": [attempt("failed", [FAIL_B]),
-                             attempt("ok", [CaseOutcome("TestA", "test_b", PASSED)])],
-            "TestC.test_c": [attempt("failed", [ERR_C]), attempt("failed", [ERR_C])],
+            "TestA.test_b": [attempt(Status.FAILED, [FAIL_B]), attempt(Status.PASSED, [PASS_B])],
+            "TestC.test_c": [attempt(Status.FAILED, [ERR_C]), attempt(Status.FAILED, [ERR_C])],
         })
         self.assertEqual(result.flaky, ["TestA.test_b"])
         self.assertEqual(result.consistent, ["TestC.test_c"])
-        self.assertEqual(result.status, "failed")
-        counts = (result.count(PASSED), result.count(FAILED, ERROR), result.count(SKIPPED))
+        self.assertEqual(result.status, Status.FAILED)
+        counts = (result.count(Status.PASSED), result.count(Status.FAILED, Status.ERROR),
+                  result.count(Status.SKIPPED))
         self.assertEqual(counts, (1, 2, 1))
 
     def test_only_flaky_passes(self):
-        result = EntryResult(PlanEntry("x"), attempt("failed", [FAIL_B]),
-                             {"TestA.test_b": [attempt("ok", [CaseOutcome("TestA", "test_b", PASSED)])]})
-        self.assertEqual(result.status, "passed")
+        result = EntryResult(PlanEntry("x"), attempt(Status.FAILED, [FAIL_B]),
+                             {"TestA.test_b": [attempt(Status.PASSED, [PASS_B])]})
+        self.assertEqual(result.status, Status.PASSED)
         self.assertEqual(result.consistent, [])
 
     def test_a_rerun_that_does_not_run_the_test_is_no_pass(self):
         # exit 0 but the test is missing (e.g. renamed): not evidence that it passes.
-        result = EntryResult(PlanEntry("x"), attempt("failed", [FAIL_B]),
-                             {"TestA.test_b": [attempt("ok", [])]})
+        result = EntryResult(PlanEntry("x"), attempt(Status.FAILED, [FAIL_B]),
+                             {"TestA.test_b": [attempt(Status.PASSED, [])]})
         self.assertEqual(result.flaky, [])
-        self.assertEqual(result.status, "failed")
+        self.assertEqual(result.status, Status.FAILED)
 
     def test_class_level_rerun(self):
-        setup_error = CaseOutcome("__main__.TestA", "setUpClass", ERROR, 0, "x")
-        rerun = attempt("ok", [PASS_A, CaseOutcome("TestA", "test_b", PASSED)])
-        result = EntryResult(PlanEntry("x"), attempt("failed", [setup_error]), {"TestA": [rerun]})
+        setup_error = CaseOutcome("__main__.TestA", "setUpClass", Status.ERROR, 0, "x")
+        rerun = attempt(Status.PASSED, [PASS_A, PASS_B])
+        result = EntryResult(PlanEntry("x"), attempt(Status.FAILED, [setup_error]),
+                             {"TestA": [rerun]})
         self.assertEqual(result.flaky, ["TestA"])
 
     def test_not_rerun_is_consistent(self):
-        result = EntryResult(PlanEntry("x"), attempt("failed", [FAIL_B]))
+        result = EntryResult(PlanEntry("x"), attempt(Status.FAILED, [FAIL_B]))
         self.assertEqual(result.consistent, ["TestA.test_b"])
 
     def test_timeout_and_crash(self):
-        for status in ("timeout", "crash", "interrupted"):
+        for status in (Status.TIMED_OUT, Status.DIED, Status.INTERRUPTED):
             result = EntryResult(PlanEntry("x"), attempt(status, [PASS_A]))
             self.assertEqual(result.status, status)
             self.assertEqual(result.consistent, [])
@@ -201,21 +203,23 @@ class TestJUnit(TempDirTestCase):
             '<testcase classname="TestA" name="test_d"><skipped message="no GPU"/></testcase>'
             '</testsuite></testsuites>')
         outcomes = read_outcomes(path)
-        self.assertEqual([o.status for o in outcomes], [PASSED, FAILED, ERROR, SKIPPED])
-        self.assertEqual(outcomes[1], CaseOutcome("TestA", "test_b", FAILED, 0.0, "boom", "tb"))
+        self.assertEqual([o.status for o in outcomes],
+                         [Status.PASSED, Status.FAILED, Status.ERROR, Status.SKIPPED])
+        self.assertEqual(outcomes[1], CaseOutcome("TestA", "test_b", Status.FAILED, 0.0, "boom", "tb"))
         self.assertEqual(outcomes[0].seconds, 0.5)
         with self.assertRaises(JUnitError):
             read_outcomes(self.write_source("<testsuites><testcase"))
 
     def test_file_report_round_trip(self):
-        flaky_pass = CaseOutcome("TestA", "test_b", PASSED, 0.2)
-        first = EntryResult(PlanEntry("distributed/test_x", ("TestA", "TestC")),
-                            attempt("failed", [PASS_A, FAIL_B, ERR_C, SKIP_D], output="log <&> text"),
-                            {"TestA.test_b": [attempt("ok", [flaky_pass])],
-                             "TestC.test_c": [attempt("failed", [ERR_C]),
-                                              attempt("crash", [], exit_code=-11)]})
-        second = EntryResult(PlanEntry("distributed/test_x", ("TestE",)),
-                             attempt("timeout", [], output="hung"))
+        flaky_pass = CaseOutcome("TestA", "test_b", Status.PASSED, 0.2)
+        first = EntryResult(PlanEntry("distributed/test_x", selection=("TestA", "TestC")),
+                            attempt(Status.FAILED, [PASS_A, FAIL_B, ERR_C, SKIP_D],
+                                    output="log <&> text"),
+                            {"TestA.test_b": [attempt(Status.PASSED, [flaky_pass])],
+                             "TestC.test_c": [attempt(Status.FAILED, [ERR_C]),
+                                              attempt(Status.DIED, [], exit_code=-11)]})
+        second = EntryResult(PlanEntry("distributed/test_x", selection=("TestE",)),
+                             attempt(Status.TIMED_OUT, [], output="hung"))
         path = self.dir / "reports" / "distributed" / "test_x.xml"
         write_file_report(path, [first, second], "test/distributed/test_x.py")
         root = ET.parse(path).getroot()
@@ -234,15 +238,32 @@ class TestJUnit(TempDirTestCase):
         self.assertEqual(len(cases["test_c"].findall("rerunError")), 1)
         self.assertEqual(len(cases["test_c"].findall("rerunFailure")), 1)  # the crashed rerun
         self.assertEqual(cases["timeout"].get("synthetic"), "true")
+        statuses = [s.find("properties/property[@name='status']").get("value") for s in suites]
+        self.assertEqual(statuses, ["failed", "timed out"])  # Status values
         self.assertEqual(cases["test_a"].get("file"), "test/distributed/test_x.py")
         self.assertIn("log <&> text", suites[0].find("system-out").text)
 
         runs, ignored = read_file_runs(self.dir / "reports")
         self.assertEqual(ignored, [])
         self.assertEqual([(r.name, r.wall_seconds, r.status, len(r.outcomes)) for r in runs],
-                         [("distributed/test_x", 1.5, "failed", 4),
-                          ("distributed/test_x", 1.5, "timeout", 0)])
+                         [("distributed/test_x", 1.5, Status.FAILED, 4),
+                          ("distributed/test_x", 1.5, Status.TIMED_OUT, 0)])
         self.assertEqual(runs[0].rerun_seconds, {"TestA.test_b": 0.2})
+
+    def test_read_file_runs_of_older_reports(self):
+        # Reports written before Status named a process's status "ok", "timeout" or "crash".
+        reports = self.dir / "reports"
+        reports.mkdir()
+        words = {"ok": Status.PASSED, "timeout": Status.TIMED_OUT, "crash": Status.DIED,
+                 "failed": Status.FAILED, "interrupted": Status.INTERRUPTED, "": Status.PASSED}
+        for i, word in enumerate([*words, "exploded"]):
+            (reports / f"test_{i}.xml").write_text(
+                f'<testsuites><testsuite name="test_{i}" time="2.0"><properties>'
+                f'<property name="test_file" value="test_{i}"/>'
+                f'<property name="status" value="{word}"/></properties></testsuite></testsuites>')
+        runs, ignored = read_file_runs(reports)
+        self.assertEqual([r.status for r in runs], list(words.values()))
+        self.assertEqual([p.name for p in ignored], [f"test_{len(words)}.xml"])  # unknown word
 
     def test_read_file_runs_ignores_foreign_xml(self):
         reports = self.dir / "reports"

@@ -11,16 +11,17 @@ from torch_testing_ext.common_utils import TestCase, run_tests
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+torch\.testing\._internal", re.MULTILINE)
 
-# Make transformers and triton unimportable, then import every public module.
+# Make transformers and triton unimportable, then import every module of the package.
 _PROBE = """
-import sys
+import importlib, pkgutil, sys
 sys.modules['transformers'] = None  # a None entry makes the import fail, as if not installed
 sys.modules['triton'] = None
-import torch_testing_ext.common_distributed, torch_testing_ext.common_utils
-import torch_testing_ext.common_cuda, torch_testing_ext.inductor_utils, torch_testing_ext.triton_utils
-import torch_testing_ext.fake_ddp, torch_testing_ext.devices, torch_testing_ext.models
-import torch_testing_ext.cpu_compat
-from torch_testing_ext.dist_skips import transformers_import_error
+import torch_testing_ext
+modules = [m.name for m in pkgutil.walk_packages(torch_testing_ext.__path__, 'torch_testing_ext.')]
+assert 'torch_testing_ext.common_distributed' in modules and len(modules) > 30, modules
+for name in modules:
+    importlib.import_module(name)
+from torch_testing_ext.skips.distributed_skips import transformers_import_error
 assert transformers_import_error(), 'transformers should look missing'
 bad = [m for m in sys.modules if m in ('torch.testing._internal.common_utils',
                                        'torch.testing._internal.common_distributed')]

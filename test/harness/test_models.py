@@ -1,11 +1,11 @@
-"""Self-tests of ``torch_testing_ext.models``: the BERT size follows the device facts."""
+"""Self-tests of ``torch_testing_ext.models.hf_bert``: the BERT size follows the device facts."""
 
 import importlib.util
 import os
 import unittest
 from unittest import mock
 
-from torch_testing_ext import models
+from torch_testing_ext.models import hf_bert as models
 from torch_testing_ext.common_utils import TestCase, run_tests
 
 from fixtures.fake_devices import pretend_accelerator

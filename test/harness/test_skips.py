@@ -4,7 +4,8 @@ import os
 import unittest
 from unittest import mock
 
-from torch_testing_ext import devices, dist_skips
+from torch_testing_ext import devices
+from torch_testing_ext.skips import distributed_skips as dist_skips
 from torch_testing_ext.common_distributed import (
     MultiProcessTestCase,
     import_transformers_or_skip,
@@ -15,7 +16,7 @@ from torch_testing_ext.common_distributed import (
 )
 from torch_testing_ext.common_utils import TestCase, run_tests, slowTest
 from torch_testing_ext.multiprocess import supervisor
-from torch_testing_ext.skips import pending_skip
+from torch_testing_ext.skips.skip_checks import pending_skip
 
 
 def run_case(case_cls, name):

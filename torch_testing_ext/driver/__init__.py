@@ -1,20 +1,20 @@
 """The shard driver behind ``run_test.py``: usable on any tree of ``test_*.py`` files.
 
-Modules, in the order data flows through them:
+Modules, in the order data flows through them (each imports only modules above it):
 
+- ``usage``: one-line usage errors and warnings (``UsageError``, ``OneLineParser``, ``warn``);
 - ``discover``: find test files and apply the selection options;
-- ``times``: the recorded times file (``.test-times.json``) and ``--update-times``;
+- ``times``: the recorded times file (``.test-times.json``): load, save, merge;
 - ``plan``: the pure planner that splits files (and big files by class) into shards;
-- ``processes``: one test process in its own session, killed as a whole tree;
+- ``processes``: one test file's process in its own session, killed as a whole tree;
+- ``listing``: ``python test/x.py --list`` for the files the planner may split;
+- ``results``: attempts, flaky and consistent failures, in ``reporting.status.Status`` terms;
+- ``file_reports``: reads each process's JUnit XML, writes the merged report per test file;
+- ``measure``: ``--update-times``: the times a run's reports measured, merged into the file;
 - ``execute``: runs a shard's entries (parallel/serial, timeouts, reruns, fail-fast);
-- ``results``: the outcome vocabulary (attempts, flaky and consistent failures);
-- ``junit``: reads each file's JUnit XML and writes the merged report per test file;
 - ``report``: the plan listing, progress lines and the final summary;
 - ``cli``: the command line that ties them together (``main``).
 
-Nothing here imports torch: the driver starts in a fraction of a second.
+Nothing here imports torch: the driver starts in a fraction of a second. This package
+imports none of its modules; ``run_test.py`` imports ``torch_testing_ext.driver.cli.main``.
 """
-
-from .cli import main
-
-__all__ = ["main"]

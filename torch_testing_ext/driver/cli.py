@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -20,36 +19,25 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
 
-from ..cli_args import positive_int
+from ..reporting.status import Status
+from ..run.arg_types import positive_int
 from .discover import SelectionError, discover_tests, select_tests, source_path
 from .execute import Executor, RunSettings
-from .junit import read_file_runs, report_path, write_file_report
-from .plan import PlanEntry, ShardPlan, files_to_split, plan_shards
-from .processes import TestProcess, become_subreaper, kill_orphans
+from .file_reports import report_path, write_file_report
+from .listing import list_splittable
+from .measure import update_times
+from .plan import PlanEntry, ShardPlan, plan_shards
+from .processes import become_subreaper, kill_orphans
 from .report import Progress, plan_text, summary_text
 from .results import EntryResult
-from .times import RecordedTimes, TimesFileError, load_times, measure_runs, merge_times, save_times
+from .times import RecordedTimes, TimesFileError, load_times
+from .usage import PROG, OneLineParser, UsageError, warn
 
-__all__ = ["UsageError", "OneLineParser", "build_parser", "build_plan", "list_tests", "main"]
+__all__ = ["build_parser", "build_plan", "main"]
 
-PROG = "run_test.py"
 DEFAULT_REPORT_DIR = "test-reports"
 TIMES_FILE = ".test-times.json"
-LIST_TIMEOUT = 300.0
-_TEST_ID = re.compile(r"^(?:\w+\.)*?([A-Za-z_]\w*\.\w+)$")
-
-
-class UsageError(Exception):
-    """Bad input: reported as one line on stderr with exit status 2."""
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage dump) and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(" ".join(message.split()))
 
 
 class _Interrupted(Exception):
@@ -110,83 +98,23 @@ def build_parser() -> OneLineParser:
     return parser
 
 
-def _warn(message: str) -> None:
-    print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
-
-
 def _load_times(path: Path) -> RecordedTimes | None:
     try:
         times = load_times(path)
     except TimesFileError as error:
-        _warn(f"ignoring times file {path}: {error}; planning round-robin")
+        warn(f"ignoring times file {path}: {error}; planning round-robin")
         return None
     if times is None:
-        _warn(f"no times file at {path}; planning round-robin")
+        warn(f"no times file at {path}; planning round-robin")
     return times
-
-
-def list_tests(
-    python: str, test_dir: Path, name: str, timeout: float = LIST_TIMEOUT
-) -> list[str] | None:
-    """A file's test ids (``Class.test_x``), from ``python test/<name>.py --list``.
-
-    None if that fails or prints anything that is not a test id.
-    """
-    with tempfile.TemporaryDirectory(prefix="run_test-list-") as work:
-        process = TestProcess([python, str(source_path(test_dir, name)), "--list"], test_dir.parent,
-                              dict(os.environ), Path(work) / "list.out", discard_stderr=True)
-        try:
-            process.wait(timeout)
-        finally:
-            process.kill()
-        if process.poll() != 0:
-            return None
-        lines = [line.strip() for line in process.output().splitlines() if line.strip()]
-    # Ids are "Class.test_x" (or "module.Class.test_x"). Anything else means the listing cannot
-    # be trusted, and a test missing from it would never run: better not to split at all.
-    matches = [_TEST_ID.match(line) for line in lines]
-    if not matches or not all(matches):
-        return None
-    return sorted({match.group(1) for match in matches})
 
 
 def build_plan(
     test_dir: Path, names: Sequence[str], times: RecordedTimes | None, num_shards: int, jobs: int
 ) -> list[ShardPlan]:
     """The shards' plan, listing the tests of each file long enough to be split."""
-    listed = {}
-    for name in files_to_split(names, times, num_shards, jobs):
-        tests = list_tests(sys.executable, test_dir, name)
-        if tests is None:
-            _warn(f"could not list the tests of {name}; it runs as one process")
-        else:
-            listed[name] = tests
+    listed = list_splittable(test_dir, names, times, num_shards, jobs, warn)
     return plan_shards(names, times, num_shards, jobs=jobs, listed=listed)
-
-
-def _update_times(report_dir: Path, times_path: Path) -> int:
-    if not report_dir.is_dir():
-        raise UsageError(f"--update-times: no such directory: {report_dir}")
-    runs, ignored = read_file_runs(report_dir)
-    if not runs:
-        raise UsageError(f"--update-times: no {PROG} reports found under {report_dir}")
-    try:
-        old = load_times(times_path)
-    except TimesFileError as error:
-        _warn(f"replacing unusable times file {times_path}: {error}")
-        old = None
-    measured = measure_runs(runs)
-    try:
-        save_times(times_path, merge_times(old, measured))
-    except OSError as error:
-        print(f"{PROG}: error: cannot write {times_path}: {error}", file=sys.stderr)
-        return 1
-    classes = sum(len(c) for c in measured.classes.values())
-    tests = sum(len(t) for t in measured.tests.values())
-    note = f"; ignored {len(ignored)} other XML files" if ignored else ""
-    print(f"{PROG}: updated {times_path}: {len(measured.files)} files, {classes} classes, "
-          f"{tests} tests from {len(runs)} process reports{note}")
-    return 0
 
 
 class _Signals:
@@ -245,7 +173,7 @@ def _main(argv: list[str], root: Path) -> int:
     test_dir = test_dir.resolve()
     times_path = Path(args.times_file) if args.times_file else test_dir.parent / TIMES_FILE
     if args.update_times is not None:
-        return _update_times(Path(args.update_times), times_path)
+        return update_times(Path(args.update_times), times_path)
     try:
         names = select_tests(discover_tests(test_dir), args.include, args.exclude, args.distributed)
     except SelectionError as error:
@@ -306,4 +234,4 @@ def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
                        command_for, reason), flush=True)
     if execution.interrupted_by is not None:
         return 128 + execution.interrupted_by
-    return 1 if any(r.status != "passed" for r in execution.results) else 0
+    return 1 if any(r.status != Status.PASSED for r in execution.results) else 0

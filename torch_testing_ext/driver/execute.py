@@ -23,26 +23,27 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..reporting.status import Status
 from .discover import source_path
-from .junit import JUnitError, read_outcomes
+from .file_reports import JUnitError, read_outcomes
 from .plan import PlanEntry
-from .processes import TestProcess, kill_orphans
+from .processes import FileProcess, kill_orphans
 from .results import Attempt, EntryResult
 
 __all__ = [
-    "DEFAULT_TIMEOUT",
+    "DEFAULT_FILE_TIMEOUT",
     "MAX_RERUNS",
     "MAX_RERUN_TESTS",
     "Execution",
     "Executor",
     "RunSettings",
     "entry_timeout",
-    "test_command",
+    "file_command",
 ]
 
 MAX_RERUNS = 2
 MAX_RERUN_TESTS = 10  # beyond this many failures in one process, the rest are not rerun
-DEFAULT_TIMEOUT = 30 * 60.0  # for an entry without a recorded time
+DEFAULT_FILE_TIMEOUT = 30 * 60.0  # for an entry without a recorded time
 TIMEOUT_FACTOR = 5.0
 MIN_TIMEOUT = 120.0
 TERMINATE_GRACE = 3.0
@@ -73,21 +74,18 @@ class Execution:
 
 
 def entry_timeout(entry: PlanEntry, override: float | None) -> float:
-    """``override``, else several times the estimate, else ``DEFAULT_TIMEOUT``."""
+    """``override``, else several times the estimate, else ``DEFAULT_FILE_TIMEOUT``."""
     if override is not None:
         return override
     if entry.known:
         return max(MIN_TIMEOUT, TIMEOUT_FACTOR * entry.seconds)
-    return DEFAULT_TIMEOUT
+    return DEFAULT_FILE_TIMEOUT
 
 
-def test_command(settings: RunSettings, name: str, selection: Sequence[str]) -> list[str]:
+def file_command(settings: RunSettings, name: str, selection: Sequence[str]) -> list[str]:
     """``python test/<name>.py [selection] [passed-through args]`` (without ``--save-xml``)."""
     return [settings.python, str(source_path(settings.test_dir, name)), *selection,
             *settings.passthrough]
-
-
-test_command.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 @dataclasses.dataclass
@@ -112,7 +110,7 @@ class _Job:
 @dataclasses.dataclass
 class _Running:
     job: _Job
-    process: TestProcess
+    process: FileProcess
     report_dir: Path
     deadline: float
     terminating_since: float | None = None
@@ -186,11 +184,11 @@ class Executor:
         job_dir = self.settings.work_dir / f"{self._sequence:04d}-{slug[:80]}"
         report_dir = job_dir / "reports"
         report_dir.mkdir(parents=True)
-        command = test_command(self.settings, job.state.entry.name, job.selection)
+        command = file_command(self.settings, job.state.entry.name, job.selection)
         command += ["--save-xml", str(report_dir)]
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # the output of a killed process is not lost
-        process = TestProcess(command, self.settings.test_dir.parent, env, job_dir / "output.log")
+        process = FileProcess(command, self.settings.test_dir.parent, env, job_dir / "output.log")
         deadline = process.started + entry_timeout(job.state.entry, self.settings.timeout)
         self._running.append(_Running(job, process, report_dir, deadline))
 
@@ -246,15 +244,15 @@ class Executor:
             except JUnitError as error:
                 notes += f"\n[run_test.py] unreadable report {error}"
         if interrupted:
-            status = "interrupted"
+            status = Status.INTERRUPTED
         elif running.timed_out:
-            status = "timeout"
+            status = Status.TIMED_OUT
         elif any(o.failing for o in outcomes):
-            status = "failed"
+            status = Status.FAILED
         elif exit_code == 0:
-            status = "ok"
+            status = Status.PASSED
         else:
-            status = "crash"
+            status = Status.DIED
         return Attempt(status, exit_code, process.elapsed(), outcomes, process.output() + notes)
 
     # Finishing ---------------------------------------------------------------------------
@@ -263,7 +261,7 @@ class Executor:
         job, state = running.job, running.job.state
         if job.rerun_of is None:
             state.result = EntryResult(state.entry, attempt)
-            if attempt.status == "failed" and self.settings.rerun and not stopping:
+            if attempt.status == Status.FAILED and self.settings.rerun and not stopping:
                 selectors = attempt.failing_selectors()[:MAX_RERUN_TESTS]
                 for selector in selectors:
                     state.result.reruns[selector] = []
@@ -290,6 +288,6 @@ class Executor:
         state.completed = True
         self._queue = collections.deque(j for j in self._queue if j.state is not state)
         self._results.append(state.result)
-        if state.result.status != "passed" and not self.settings.keep_going:
+        if state.result.status != Status.PASSED and not self.settings.keep_going:
             self._stop_new = True
         self._on_finished(state.result)

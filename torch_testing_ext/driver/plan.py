@@ -45,10 +45,12 @@ class PlanEntry:
     """One process to run: a test file, optionally restricted to a selection of it.
 
     ``selection`` holds what the test file's command line takes: class names (``TestA``)
-    and test ids (``TestB.test_x``); empty means the whole file.
+    and test ids (``TestB.test_x``); empty means the whole file. ``seconds`` is the estimate,
+    ``known`` says whether it comes from recorded times, ``serial`` that the entry runs alone.
     """
 
     name: str
+    _: dataclasses.KW_ONLY
     selection: tuple[str, ...] = ()
     seconds: float = 0.0
     known: bool = False
@@ -114,9 +116,9 @@ def files_to_split(
 ) -> list[str]:
     """Files long enough to split whose recorded times name two classes, or two tests.
 
-    The caller lists their current tests (``python test/x.py --list``) and passes them to
-    :func:`plan_shards`; the listing, not the times file, decides which tests exist, so a
-    test added since the times were recorded still runs.
+    The caller lists their current tests (``listing.list_splittable`` runs ``python
+    test/x.py --list``) and passes them to :func:`plan_shards`; the listing, not the times
+    file, decides which tests exist, so a test added since the times were recorded still runs.
     """
     if times is None or num_shards < 2:
         return []
@@ -177,7 +179,8 @@ def _split_file(
     serial = is_distributed(name)
     # Sorted: a class's tests run in the order unittest would run them in one process.
     return [
-        PlanEntry(name, tuple(sorted(group)), loads[i] + overhead, True, serial)
+        PlanEntry(name, selection=tuple(sorted(group)), seconds=loads[i] + overhead, known=True,
+                  serial=serial)
         for i, group in enumerate(groups)
     ]
 
@@ -198,7 +201,8 @@ def _entries(
         split = None
         if seconds > threshold and name in listed:
             split = _split_file(name, listed[name], times, threshold)
-        known.extend(split or [PlanEntry(name, (), seconds, True, is_distributed(name))])
+        known.extend(split or [PlanEntry(name, seconds=seconds, known=True,
+                                         serial=is_distributed(name))])
     return known, unknown
 
 
@@ -243,7 +247,7 @@ def plan_shards(
             place(min(range(num_shards), key=lambda i: (loads[i], i)), entry)
         order = sorted(range(num_shards), key=lambda i: (loads[i], i))
         for i, name in enumerate(unknown):
-            place(order[i % num_shards], PlanEntry(name, (), mean, False, is_distributed(name)))
+            place(order[i % num_shards], PlanEntry(name, seconds=mean, serial=is_distributed(name)))
     return [
         ShardPlan(i + 1, _running_order(bucket), loads[i]) for i, bucket in enumerate(buckets)
     ]

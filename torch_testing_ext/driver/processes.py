@@ -1,7 +1,7 @@
 """Start a test process in its own session and make sure nothing it started outlives it.
 
 Every test process is a session leader (``start_new_session``), so its children and theirs
-share its session and process group. :meth:`TestProcess.kill` kills that whole session, plus
+share its session and process group. :meth:`FileProcess.kill` kills that whole session, plus
 the descendants of its members that started sessions of their own. On Linux the driver also
 makes itself a *child subreaper* (:func:`become_subreaper`): processes orphaned by a dying test
 process are re-parented to the driver instead of init, so :func:`kill_orphans` can still find
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["TestProcess", "become_subreaper", "kill_orphans", "descendants"]
+__all__ = ["FileProcess", "become_subreaper", "kill_orphans", "descendants"]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
@@ -129,10 +129,8 @@ def kill_orphans() -> int:
     return killed
 
 
-class TestProcess:
+class FileProcess:
     """A test file's process: its own session, output to a log file, killable as a tree."""
-
-    __test__ = False  # not a pytest test class, despite the name
 
     def __init__(
         self,

@@ -1,7 +1,8 @@
 """What the driver prints: the plan, one progress line per entry, the final summary.
 
 Everything here turns results into text and prints nothing itself, except :class:`Progress`
-which writes to the stream it was given.
+which writes to the stream it was given. The words people read for a :class:`Status`
+(``PASSED``, ``TIMEOUT``, ``CRASHED (killed by SIGSEGV)``...) are chosen here and nowhere else.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from ..reporting.status import Status
 from .plan import PlanEntry, ShardPlan
-from .results import ERROR, FAILED, PASSED, SKIPPED, Attempt, EntryResult, exit_text
+from .results import Attempt, EntryResult, exit_text
 
 __all__ = ["Progress", "Totals", "duration", "plan_text", "summary_text", "totals"]
 
@@ -19,6 +21,17 @@ __all__ = ["Progress", "Totals", "duration", "plan_text", "summary_text", "total
 CommandFor = Callable[[str, Sequence[str]], str]
 
 _TAIL_LINES = 60
+
+# How a status reads: (in an entry's progress line, in a rerun's line). A rerun that exited 0
+# but did not run its test (Status.PASSED, yet not Attempt.passed) reads as failed.
+_WORDS = {
+    Status.PASSED: ("PASSED", "failed"),
+    Status.FAILED: ("FAILED", "failed"),
+    Status.TIMED_OUT: ("TIMEOUT", "timeout"),
+    Status.DIED: ("CRASHED", "crash"),
+    Status.INTERRUPTED: ("INTERRUPTED", "interrupted"),
+}
+_BROKEN = (Status.TIMED_OUT, Status.DIED)  # "timed out / crashed" in the summary
 
 
 def duration(seconds: float) -> str:
@@ -58,13 +71,28 @@ def plan_text(shards: Sequence[ShardPlan], index: int, jobs: int) -> str:
     return "\n".join(lines)
 
 
-def _status_word(result: EntryResult) -> str:
-    status = result.status
-    if status == "passed":
-        return f"PASSED ({len(result.flaky)} flaky)" if result.flaky else "PASSED"
-    if status == "crash":
-        return f"CRASHED ({exit_text(result.attempt.exit_code)})"
-    return {"failed": "FAILED", "timeout": "TIMEOUT", "interrupted": "INTERRUPTED"}[status]
+def _verdict(result: EntryResult) -> str:
+    """``PASSED``, ``PASSED (2 flaky)``, ``CRASHED (killed by SIGSEGV)``..."""
+    word = _WORDS[result.status][0]
+    if result.status == Status.PASSED and result.flaky:
+        return f"{word} ({len(result.flaky)} flaky)"
+    if result.status == Status.DIED:
+        return f"{word} ({exit_text(result.attempt.exit_code)})"
+    return word
+
+
+def _rerun_verdict(attempt: Attempt, selector: str) -> str:
+    """``passed``, ``failed``, ``timeout``, ``crash`` or ``interrupted``."""
+    return "passed" if attempt.passed(selector) else _WORDS[attempt.status][1]
+
+
+def _broken_reason(result: EntryResult) -> str:
+    """Why an entry that did not get to a test verdict failed, for the summary's failure list."""
+    if result.status == Status.TIMED_OUT:
+        return f"timed out after {duration(result.attempt.seconds)}"
+    if result.status == Status.DIED:
+        return f"{exit_text(result.attempt.exit_code)} without a failed test"
+    return "interrupted"
 
 
 def _tail(text: str, lines: int = _TAIL_LINES) -> str:
@@ -100,11 +128,12 @@ class Progress:
         self._done += 1
         width = len(str(self._total))
         attempt = result.attempt
-        counts = (f"{result.count(PASSED)} passed, {result.count(FAILED, ERROR)} failed, "
-                  f"{result.count(SKIPPED)} skipped")
-        line = (f"[{self._done:>{width}}/{self._total}] {_status_word(result):<11} "
+        counts = (f"{result.count(Status.PASSED)} passed, "
+                  f"{result.count(Status.FAILED, Status.ERROR)} failed, "
+                  f"{result.count(Status.SKIPPED)} skipped")
+        line = (f"[{self._done:>{width}}/{self._total}] {_verdict(result):<11} "
                 f"{result.entry.label}  {counts}  in {duration(attempt.seconds)}  ({self._left()})")
-        failed = result.status != "passed" or attempt.status != "ok"
+        failed = result.status != Status.PASSED or attempt.status != Status.PASSED
         if self._verbose or failed:
             shown = attempt.output if self._verbose else _tail(attempt.output)
             line += (f"\n----- output of {result.entry.label} -----\n{shown.rstrip()}"
@@ -113,7 +142,7 @@ class Progress:
 
     def rerun_finished(self, entry: PlanEntry, selector: str, number: int, attempt: Attempt) -> None:
         """Print one line per rerun of a failed test."""
-        verdict = "passed" if attempt.passed(selector) else attempt.status.replace("ok", "failed")
+        verdict = _rerun_verdict(attempt, selector)
         what = selector or entry.label
         print(f"    rerun {number} of {what}: {verdict} in {duration(attempt.seconds)}",
               file=self._stream, flush=True)
@@ -139,13 +168,13 @@ def totals(results: Sequence[EntryResult], wall_seconds: float) -> Totals:
     """Add up ``results``; ``wall_seconds`` is the run's elapsed time."""
     t = Totals(files=len({r.entry.name for r in results}), entries=len(results), seconds=wall_seconds)
     for result in results:
-        t.passed += result.count(PASSED)
-        t.failed += result.count(FAILED, ERROR)
-        t.skipped += result.count(SKIPPED)
+        t.passed += result.count(Status.PASSED)
+        t.failed += result.count(Status.FAILED, Status.ERROR)
+        t.skipped += result.count(Status.SKIPPED)
         t.flaky += len(result.flaky)
         t.consistent += len(result.consistent)
-        t.broken += result.status in ("timeout", "crash")
-        t.interrupted += result.status == "interrupted"
+        t.broken += result.status in _BROKEN
+        t.interrupted += result.status == Status.INTERRUPTED
     return t
 
 
@@ -172,11 +201,9 @@ def summary_text(
     failures, flaky = [], []
     for result in results:
         entry = result.entry
-        if result.status in ("timeout", "crash", "interrupted"):
-            what = {"timeout": f"timed out after {duration(result.attempt.seconds)}",
-                    "crash": f"{exit_text(result.attempt.exit_code)} without a failed test",
-                    "interrupted": "interrupted"}[result.status]
-            failures.append(f"  {command_for(entry.name, entry.selection)}    # {what}")
+        if result.status not in (Status.PASSED, Status.FAILED):
+            failures.append(f"  {command_for(entry.name, entry.selection)}    "
+                            f"# {_broken_reason(result)}")
         failures += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.consistent]
         flaky += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.flaky]
     if failures:

@@ -1,24 +1,21 @@
 """What running a plan produced: per-test outcomes, per-process attempts, per-entry results.
 
-The vocabulary shared by the executor, the JUnit writer and the reporter. An entry's first
-process is its *attempt*; each test that failed in it may be rerun alone (``reruns``). A test
-that passes on a rerun is *flaky*; one that fails every time is a *consistent failure*.
+The vocabulary shared by the executor, the JUnit writer and the reporter, in terms of
+:class:`~torch_testing_ext.reporting.status.Status`. An entry's first process is its
+*attempt*; each test that failed in it may be rerun alone (``reruns``). A test that passes on
+a rerun is *flaky*; one that fails every time is a *consistent failure*.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import signal
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # a type only: results stay importable by every other module
-    from .plan import PlanEntry
+from ..reporting.junit_xml import CaseRecord
+from ..reporting.status import Status
+from .plan import PlanEntry
 
 __all__ = [
-    "PASSED",
-    "FAILED",
-    "ERROR",
-    "SKIPPED",
     "CaseOutcome",
     "Attempt",
     "EntryResult",
@@ -26,19 +23,9 @@ __all__ = [
     "exit_text",
 ]
 
-PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
-
-@dataclasses.dataclass(frozen=True)
-class CaseOutcome:
-    """One test's result as a JUnit report records it."""
-
-    classname: str
-    name: str
-    status: str
-    seconds: float = 0.0
-    message: str = ""
-    details: str = ""
+class CaseOutcome(CaseRecord):
+    """One test's result as a JUnit report records it, with what the driver asks of it."""
 
     @property
     def class_name(self) -> str:
@@ -47,7 +34,7 @@ class CaseOutcome:
 
     @property
     def failing(self) -> bool:
-        return self.status in (FAILED, ERROR)
+        return self.status in (Status.FAILED, Status.ERROR)
 
     @property
     def selector(self) -> str:
@@ -85,11 +72,11 @@ def _covers(selector: str, other: str) -> bool:
 class Attempt:
     """One process of an entry: the first run or a rerun of one test.
 
-    ``status``: ``ok`` (exit 0), ``failed`` (tests failed), ``timeout``, ``crash`` (non-zero
-    exit without a failed test to show for it) or ``interrupted``.
+    ``status``: ``PASSED`` (exit 0, no test failed), ``FAILED`` (tests failed), ``TIMED_OUT``,
+    ``DIED`` (a non-zero exit without a failed test to show for it) or ``INTERRUPTED``.
     """
 
-    status: str
+    status: Status
     exit_code: int | None
     seconds: float
     outcomes: list[CaseOutcome]
@@ -101,7 +88,7 @@ class Attempt:
 
     def passed(self, selector: str) -> bool:
         """True if this attempt ran ``selector`` and nothing of it failed."""
-        if self.status != "ok":
+        if self.status != Status.PASSED:
             return False
         ran = [o for o in self.outcomes if _covers(selector, o.selector)]
         return bool(ran) and not any(o.failing for o in ran)
@@ -123,19 +110,19 @@ class EntryResult:
     @property
     def consistent(self) -> list[str]:
         """Selectors that failed and never passed (not rerun counts as never passed)."""
-        if self.attempt.status != "failed":
+        if self.attempt.status != Status.FAILED:
             return []
         flaky = set(self.flaky)
         return [s for s in self.attempt.failing_selectors() if s not in flaky]
 
     @property
-    def status(self) -> str:
-        """``passed`` (flaky allowed), ``failed``, ``timeout``, ``crash`` or ``interrupted``."""
-        if self.attempt.status in ("timeout", "crash", "interrupted"):
-            return self.attempt.status
-        return "failed" if self.consistent else "passed"
+    def status(self) -> Status:
+        """PASSED (flaky allowed), FAILED, or the attempt's TIMED_OUT, DIED or INTERRUPTED."""
+        if self.attempt.status in (Status.PASSED, Status.FAILED):
+            return Status.FAILED if self.consistent else Status.PASSED
+        return self.attempt.status
 
-    def count(self, *statuses: str) -> int:
+    def count(self, *statuses: Status) -> int:
         """Number of tests in the first attempt with one of ``statuses``."""
         return sum(o.status in statuses for o in self.attempt.outcomes)
 
@@ -150,5 +137,5 @@ class FileRun:
     name: str
     wall_seconds: float
     outcomes: list[CaseOutcome]
-    status: str = "passed"  # EntryResult.status of the process's entry
+    status: Status = Status.PASSED  # EntryResult.status of the process's entry
     rerun_seconds: dict[str, float] = dataclasses.field(default_factory=dict)

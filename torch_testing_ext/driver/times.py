@@ -12,9 +12,8 @@ Schema (version 1), seconds as floats::
 ``files`` holds the wall time of running the whole file in one process (start-up and
 ``setUpClass`` included); ``classes`` the summed test times of each class; ``tests`` (optional)
 each test's time, which lets the planner split a class too long for one shard. Refresh it
-with ``python run_test.py --update-times [DIR]``, which reads the JUnit reports of a run
-(all shards' reports together) and merges what they measured: a measured file's time,
-classes and tests replace what was recorded of it, other files are kept.
+with ``python run_test.py --update-times [DIR]`` (see ``measure``): a measured file's time,
+classes and tests replace what was recorded of it (:func:`merge_times`), other files are kept.
 """
 
 from __future__ import annotations
@@ -23,10 +22,7 @@ import dataclasses
 import json
 import os
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
-
-from .results import FileRun
 
 __all__ = [
     "RecordedTimes",
@@ -34,7 +30,6 @@ __all__ = [
     "load_times",
     "save_times",
     "merge_times",
-    "measure_runs",
 ]
 
 _VERSION = 1
@@ -142,41 +137,3 @@ def merge_times(old: RecordedTimes | None, new: RecordedTimes) -> RecordedTimes:
             if name in measured:
                 table[name] = dict(measured[name])
     return merged
-
-
-def measure_runs(runs: Iterable[FileRun]) -> RecordedTimes:
-    """Per-file, per-class and per-test seconds measured by the process runs of a report set.
-
-    A file may have run as several processes (split by class, or in several shards). Its
-    whole-file time is the sum of its test times plus one process's overhead (the mean of
-    wall time minus test time over its runs), which is what running it in one process costs.
-    Interrupted runs measured nothing and are left out; a timed-out run counts with the time
-    it was given (a lower bound, better than no time at all). A flaky test counts with the
-    time of its passing rerun: a hang that a rerun cured says nothing about the test's length.
-    """
-    test_seconds: dict[str, float] = {}
-    overheads: dict[str, list[float]] = {}
-    classes: dict[str, dict[str, float]] = {}
-    tests: dict[str, dict[str, float]] = {}
-    for run in runs:
-        if run.status == "interrupted":
-            continue
-        spent = sum(outcome.seconds for outcome in run.outcomes)
-        overheads.setdefault(run.name, []).append(max(0.0, run.wall_seconds - spent))
-        per_class = classes.setdefault(run.name, {})
-        per_test = tests.setdefault(run.name, {})
-        for outcome in run.outcomes:
-            seconds = run.rerun_seconds.get(outcome.selector, outcome.seconds)
-            test_seconds[run.name] = test_seconds.get(run.name, 0.0) + seconds
-            cls = outcome.class_name
-            per_class[cls] = per_class.get(cls, 0.0) + seconds
-            if "." in outcome.selector:  # a test, not a class- or module-level error
-                per_test[outcome.selector] = per_test.get(outcome.selector, 0.0) + seconds
-    times = RecordedTimes()
-    for name, overhead in overheads.items():
-        times.files[name] = test_seconds.get(name, 0.0) + sum(overhead) / len(overhead)
-        if classes[name]:
-            times.classes[name] = classes[name]
-        if tests[name]:
-            times.tests[name] = tests[name]
-    return times

@@ -12,22 +12,26 @@ or SIGTERM, and the test's directory is removed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shutil
 import signal
 import tempfile
 import time
+from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 
-from .. import interrupts
-from .context import RankContext
-from .outcome import RankOutcome, Status, skip_reason_for_exit_code
-from .rank import RankSpec, run_rank
+from ..reporting.status import Status
+from ..run import interrupts
+from .rank_outcome import RankOutcome
+from .rank_process import run_rank
+from .rank_protocol import RankFacts, RankTask
+from .skip_exit_codes import skip_reason_for_exit_code
 
-__all__ = ["TestLaunch", "run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT"]
+__all__ = ["run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT"]
+
+__unittest = True
 
 FAIL_FAST_GRACE = 3.0  # seconds the other ranks get after one rank failed
 STACK_DUMP_WAIT = 1.0  # seconds a timed-out rank gets to write its stacks
@@ -35,18 +39,6 @@ EXIT_GRACE = 5.0  # seconds a rank that reported may take to exit once released
 RELEASE = "release"  # sent to every rank once no rank is running
 _TAIL_LINES = 40
 _TAIL_BYTES = 16_000
-
-
-@dataclasses.dataclass(frozen=True)
-class TestLaunch:
-    """What is needed to start one test on its ranks."""
-
-    module: str
-    qualname: str
-    method: str
-    contexts: list[RankContext]
-    seed: int
-    timeout: float
 
 
 def output_tail(path: str) -> str:
@@ -84,9 +76,10 @@ def _death_notice(rank: int, exitcode: int | None) -> RankOutcome:
 class _Ranks:
     """The running ranks of one test and what they have reported so far."""
 
-    def __init__(self, launch: TestLaunch, test_dir: str) -> None:
-        self.launch = launch
-        self.logs = {c.rank: os.path.join(test_dir, f"rank-{c.rank}.log") for c in launch.contexts}
+    def __init__(self, task: RankTask, world: Sequence[RankFacts]) -> None:
+        self.task = task
+        self.world = world
+        self.logs = {facts.rank: facts.log_path for facts in world}
         self.outcomes: dict[int, RankOutcome] = {}
         self.processes: dict[int, BaseProcess] = {}
         self.results: dict[int, Connection] = {}
@@ -94,19 +87,16 @@ class _Ranks:
 
     def start(self, context: BaseContext) -> None:
         """Start every rank (forked from ``context``'s server)."""
-        launch = self.launch
         # Ranks hold the read end of the lifeline; we hold the write end until they are gone.
         lifeline, self._lifeline = context.Pipe(duplex=False)
         try:
-            for ctx in launch.contexts:
+            for facts in self.world:
                 # Duplex: the rank reports on it, and waits on it for the release.
                 receive, send = context.Pipe(duplex=True)
-                spec = RankSpec(launch.module, launch.qualname, launch.method, ctx, self.logs[ctx.rank],
-                                launch.seed)
-                process = context.Process(target=run_rank, args=(spec, send, lifeline),
-                                          name=f"rank-{ctx.rank}", daemon=False)
-                self.processes[ctx.rank] = process
-                self.results[ctx.rank] = receive
+                process = context.Process(target=run_rank, args=(self.task, facts, send, lifeline),
+                                          name=f"rank-{facts.rank}", daemon=False)
+                self.processes[facts.rank] = process
+                self.results[facts.rank] = receive
                 process.start()
                 send.close()
         finally:
@@ -165,7 +155,7 @@ class _Ranks:
             _kill_group(process)
             process.join()
         for rank, outcome in self.outcomes.items():
-            if outcome.status not in (Status.PASSED, Status.SKIPPED, Status.STOPPED):
+            if outcome.status.is_problem:
                 outcome.output_tail = output_tail(self.logs[rank])
         return [self.outcomes[rank] for rank in sorted(self.outcomes)]
 
@@ -188,7 +178,7 @@ def _supervise(ranks: _Ranks, timeout: float) -> list[RankOutcome]:
         now = time.monotonic()
         limit = deadline if failed_at is None else min(deadline, failed_at + FAIL_FAST_GRACE)
         ranks.collect(limit - now)
-        problems = [o for o in ranks.outcomes.values() if o.status not in (Status.PASSED, Status.SKIPPED)]
+        problems = [o for o in ranks.outcomes.values() if o.status.is_problem]
         if problems and failed_at is None:
             failed_at = time.monotonic()
         still = ranks.running()
@@ -205,17 +195,19 @@ def _supervise(ranks: _Ranks, timeout: float) -> list[RankOutcome]:
     return ranks.finish()
 
 
-def run_ranks(launch: TestLaunch, context: BaseContext) -> list[RankOutcome]:
-    """Run ``launch`` on its ranks and return every rank's outcome, sorted by rank."""
-    test_dir = launch.contexts[0].test_dir
+def run_ranks(
+    task: RankTask, world: Sequence[RankFacts], timeout: float, context: BaseContext
+) -> list[RankOutcome]:
+    """Run ``task`` on one rank per entry of ``world`` (forked from ``context``'s server) and
+    return every rank's outcome, sorted by rank. The test's directory is removed afterwards."""
     interrupts.install_sigterm_handler()
-    ranks = _Ranks(launch, test_dir)
+    ranks = _Ranks(task, world)
     try:
         ranks.start(context)
-        return _supervise(ranks, launch.timeout)
+        return _supervise(ranks, timeout)
     finally:
         ranks.close()
-        shutil.rmtree(test_dir, ignore_errors=True)
+        shutil.rmtree(world[0].test_dir, ignore_errors=True)
 
 
 def new_test_dir(run_dir: str, name: str) -> str:

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from . import devices
+from .. import devices
 
 __all__ = ["HFBertSize", "UPSTREAM_HF_BERT", "CPU_HF_BERT", "HF_BERT_ENV", "hf_bert_size",
            "hf_bert_config"]

@@ -18,7 +18,11 @@ import unittest
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._torch_private import test_method_name
+
 __all__ = ["SkipCheck", "skip_when", "skip_if", "pending_skip"]
+
+__unittest = True
 
 # A check receives the TestCase instance and returns a skip reason, or None to run the test.
 SkipCheck = Callable[[Any], "str | None"]
@@ -65,7 +69,7 @@ def skip_if(condition: bool | Callable[[], bool], reason: str) -> Callable[[_F],
 
 def pending_skip(test: unittest.TestCase) -> str | None:
     """The reason the current test of ``test`` would skip, evaluated without running it."""
-    method = getattr(test, test._testMethodName)
+    method = getattr(test, test_method_name(test))
     for check in getattr(method, _CHECKS_ATTR, ()):
         reason = check(test)
         if reason:

@@ -3,14 +3,15 @@
 The driver gives every process its own report directory, reads the outcomes back with
 :func:`read_outcomes`, and writes ``<save-xml>/<name>.xml`` (``test-reports/distributed/
 test_x.xml``) with :func:`write_file_report`: one ``<testsuite>`` per process of that file, each
-with the properties ``test_file``, ``selection``, ``wall_time``, ``exit_code`` and ``status``.
-Reruns use the Maven Surefire elements that CI systems understand: a flaky test carries
+with the properties ``test_file``, ``selection``, ``wall_time``, ``exit_code`` and ``status``
+(the entry's :class:`Status` value). Test cases go through ``reporting.junit_xml``; reruns add
+the Maven Surefire elements that CI systems understand: a flaky test carries
 ``<flakyFailure>``/``<flakyError>`` children and no ``<failure>``; a consistent failure has its
-``<failure>`` plus one ``<rerunFailure>``/``<rerunError>`` per failed rerun. A timed-out or
-crashed process gets a test case of its own (attribute ``synthetic="true"``) so that the
-failure is visible. A flaky test case also records the time of its passing rerun
+``<failure>`` plus one ``<rerunFailure>``/``<rerunError>`` per failed rerun. A timed-out,
+crashed or interrupted process gets a test case of its own (attribute ``synthetic="true"``) so
+that the failure is visible. A flaky test case also records the time of its passing rerun
 (``rerun_time``), which is what the test costs when nothing goes wrong. :func:`read_file_runs`
-reads these reports back for ``--update-times``.
+reads these reports back for ``--update-times``, older reports' status words included.
 """
 
 from __future__ import annotations
@@ -19,17 +20,9 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from .results import (
-    ERROR,
-    FAILED,
-    PASSED,
-    SKIPPED,
-    Attempt,
-    CaseOutcome,
-    EntryResult,
-    FileRun,
-    exit_text,
-)
+from ..reporting.junit_xml import add_testcase, read_testcase, write_document
+from ..reporting.status import Status, junit_tag
+from .results import Attempt, CaseOutcome, EntryResult, FileRun, exit_text
 
 __all__ = [
     "JUnitError",
@@ -41,6 +34,9 @@ __all__ = [
 
 # How much of a process's output a report keeps (the end is what explains a failure).
 _OUTPUT_LIMIT = 100_000
+
+# The process status words of reports written before Status (read by --update-times).
+_OLD_STATUS_WORDS = {"ok": Status.PASSED, "timeout": Status.TIMED_OUT, "crash": Status.DIED}
 
 
 class JUnitError(ValueError):
@@ -62,12 +58,7 @@ def _seconds(value: str | None) -> float:
 
 
 def _outcome(case: ET.Element) -> CaseOutcome:
-    status, message, details = PASSED, "", ""
-    for tag, meaning in (("failure", FAILED), ("error", ERROR), ("skipped", SKIPPED)):
-        child = case.find(tag)
-        if child is not None:
-            status, message, details = meaning, child.get("message", ""), child.text or ""
-            break
+    status, message, details = read_testcase(case)
     return CaseOutcome(case.get("classname", ""), case.get("name", ""), status,
                        _seconds(case.get("time")), message, details)
 
@@ -86,37 +77,57 @@ def _clip(text: str) -> str:
     return text if len(text) <= _OUTPUT_LIMIT else "[...]\n" + text[-_OUTPUT_LIMIT:]
 
 
+def _surefire_tag(prefix: str, status: Status) -> str:
+    """``flakyFailure``, ``rerunError``...: a Surefire rerun element for a failed ``status``."""
+    return prefix + junit_tag(status).capitalize()
+
+
 def _rerun_children(case: ET.Element, runs: Sequence[Attempt], selector: str, flaky: bool) -> None:
     for run in runs:
         if run.passed(selector):
             continue
         failed = [o for o in run.outcomes if o.failing and o.selector == selector]
-        kind = "Error" if failed and failed[0].status == ERROR else "Failure"
-        tag = ("flaky" if flaky else "rerun") + kind
-        message = failed[0].message if failed else f"rerun {run.status} ({exit_text(run.exit_code)})"
-        child = ET.SubElement(case, tag, message=message, type=kind.lower())
+        # A rerun that failed no test (it crashed, timed out, or did not run it) is a failure.
+        status = failed[0].status if failed else Status.FAILED
+        if failed:
+            message = failed[0].message
+        elif run.status == Status.PASSED:
+            message = f"rerun did not run {selector} ({exit_text(run.exit_code)})"
+        else:
+            message = f"rerun {run.status} ({exit_text(run.exit_code)})"
+        child = ET.SubElement(case, _surefire_tag("flaky" if flaky else "rerun", status),
+                              message=message, type=junit_tag(status))
         ET.SubElement(child, "stackTrace").text = failed[0].details if failed else _clip(run.output)
         ET.SubElement(child, "system-out").text = _clip(run.output)
 
 
 def _testcase(suite: ET.Element, outcome: CaseOutcome, result: EntryResult, file: str) -> None:
-    case = ET.SubElement(suite, "testcase", classname=outcome.classname, name=outcome.name,
-                         time=f"{outcome.seconds:.3f}", file=file)
     runs = result.reruns.get(outcome.selector, [])
-    if outcome.failing and outcome.selector in result.flaky:
+    flaky = outcome.failing and outcome.selector in result.flaky
+    case = add_testcase(suite, outcome.classname, outcome.name, outcome.seconds,
+                        Status.PASSED if flaky else outcome.status, message=outcome.message,
+                        details=outcome.details, file=file)
+    if flaky:
         passing = next(run for run in runs if run.passed(outcome.selector))
         rerun_seconds = sum(o.seconds for o in passing.outcomes if o.selector == outcome.selector)
         case.set("rerun_time", f"{rerun_seconds:.3f}")
-        tag = "flakyError" if outcome.status == ERROR else "flakyFailure"
-        child = ET.SubElement(case, tag, message=outcome.message, type=outcome.status)
+        child = ET.SubElement(case, _surefire_tag("flaky", outcome.status),
+                              message=outcome.message, type=outcome.status.value)
         ET.SubElement(child, "stackTrace").text = outcome.details
-        _rerun_children(case, runs, outcome.selector, flaky=True)
-    elif outcome.failing:
-        tag = "error" if outcome.status == ERROR else "failure"
-        ET.SubElement(case, tag, message=outcome.message, type=outcome.status).text = outcome.details
-        _rerun_children(case, runs, outcome.selector, flaky=False)
-    elif outcome.status == SKIPPED:
-        ET.SubElement(case, "skipped", message=outcome.message)
+    if outcome.failing:
+        _rerun_children(case, runs, outcome.selector, flaky=flaky)
+
+
+def _synthetic_case(attempt: Attempt) -> tuple[str, str]:
+    """Name and message of the test case that stands for a process that ended badly.
+
+    The names predate :class:`Status` and stay: CI systems key a test's history on them.
+    """
+    if attempt.status == Status.TIMED_OUT:
+        return "timeout", f"timed out after {attempt.seconds:.0f}s, killed"
+    if attempt.status == Status.DIED:
+        return "crash", f"{exit_text(attempt.exit_code)} without a test failure"
+    return "interrupted", "interrupted"
 
 
 def _suite(root: ET.Element, result: EntryResult, file: str) -> dict[str, int]:
@@ -125,26 +136,24 @@ def _suite(root: ET.Element, result: EntryResult, file: str) -> dict[str, int]:
     properties = ET.SubElement(suite, "properties")
     for key, value in (("test_file", entry.name), ("selection", " ".join(entry.selection)),
                        ("wall_time", f"{attempt.seconds:.3f}"), ("exit_code", str(attempt.exit_code)),
-                       ("status", result.status)):
+                       ("status", result.status.value)):
         ET.SubElement(properties, "property", name=key, value=value)
     for outcome in attempt.outcomes:
         _testcase(suite, outcome, result, file)
     counts = {"tests": len(attempt.outcomes), "failures": 0, "errors": 0,
-              "skipped": result.count(SKIPPED)}
+              "skipped": result.count(Status.SKIPPED)}
     consistent = set(result.consistent)
     for outcome in attempt.outcomes:
         if outcome.failing and outcome.selector in consistent:
-            counts["errors" if outcome.status == ERROR else "failures"] += 1
-    if attempt.status in ("timeout", "crash", "interrupted"):
-        case = ET.SubElement(suite, "testcase", classname=entry.name.replace("/", "."),
-                             name=attempt.status, time=f"{attempt.seconds:.3f}", file=file,
-                             synthetic="true")
-        message = {"timeout": f"timed out after {attempt.seconds:.0f}s, killed",
-                   "crash": f"{exit_text(attempt.exit_code)} without a test failure",
-                   "interrupted": "interrupted"}[attempt.status]
-        ET.SubElement(case, "error", message=message, type=attempt.status).text = _clip(attempt.output)
+            counts[junit_tag(outcome.status) + "s"] += 1  # "failures" or "errors"
+    if attempt.status not in (Status.PASSED, Status.FAILED):
+        name, message = _synthetic_case(attempt)
+        case = add_testcase(suite, entry.name.replace("/", "."), name, attempt.seconds,
+                            attempt.status, message=message, details=_clip(attempt.output),
+                            file=file)
+        case.set("synthetic", "true")
         counts["tests"] += 1
-        counts["errors"] += 1
+        counts[junit_tag(attempt.status) + "s"] += 1
     ET.SubElement(suite, "system-out").text = _clip(attempt.output)
     for key, value in counts.items():
         suite.set(key, str(value))
@@ -161,9 +170,15 @@ def write_file_report(path: Path, results: Sequence[EntryResult], file: str) -> 
     for key, value in totals.items():
         root.set(key, str(value))
     root.set("time", f"{sum(r.attempt.seconds for r in results):.3f}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.indent(root)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    write_document(root, path)
+
+
+def _process_status(word: str) -> Status | None:
+    """The status a report's ``status`` property names (older words too); None if unknown."""
+    try:
+        return _OLD_STATUS_WORDS.get(word) or Status(word or Status.PASSED)
+    except ValueError:
+        return None
 
 
 def read_file_runs(report_dir: Path) -> tuple[list[FileRun], list[Path]]:
@@ -188,12 +203,14 @@ def read_file_runs(report_dir: Path) -> tuple[list[FileRun], list[Path]]:
                 wall = float(props.get("wall_time") or suite.get("time") or 0)
             except ValueError:
                 continue
+            status = _process_status(props.get("status", ""))
+            if status is None:
+                continue
             cases = [c for c in suite.iter("testcase") if c.get("synthetic") != "true"]
             outcomes = [_outcome(c) for c in cases]
             rerun_seconds = {outcome.selector: _seconds(case.get("rerun_time"))
                              for outcome, case in zip(outcomes, cases) if case.get("rerun_time")}
-            runs.append(FileRun(props["test_file"], wall, outcomes,
-                                props.get("status") or "passed", rerun_seconds))
+            runs.append(FileRun(props["test_file"], wall, outcomes, status, rerun_seconds))
             found = True
         if not found:
             ignored.append(path)

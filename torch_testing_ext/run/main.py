@@ -15,12 +15,14 @@ import unittest
 from collections.abc import Iterator
 from typing import NoReturn
 
+from ..case.test_case import set_default_seed
 from . import interrupts
-from .cli_args import positive_int
-from .junit import RecordingTestResult, write_junit_xml
-from .testcase import set_default_seed
+from .arg_types import positive_int
+from .recording_result import RecordingTestResult, write_junit_xml
 
-__all__ = ["run_tests", "DEFAULT_XML_DIR"]
+__all__ = ["run_tests", "load_tests", "DEFAULT_XML_DIR"]
+
+__unittest = True
 
 DEFAULT_XML_DIR = "test-reports"
 
@@ -51,6 +53,13 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     parser.add_argument("--accept", action="store_true", help="accept new expecttest output")
     parser.add_argument("--list", action="store_true", help="print the test ids and run nothing")
     return parser
+
+
+def load_tests(
+    loader: unittest.TestLoader, standard_tests: unittest.TestSuite, pattern: str | None
+) -> unittest.TestSuite:
+    """unittest's ``load_tests`` hook: the module's tests, unchanged (sharding is run_test.py's)."""
+    return standard_tests
 
 
 def _iter_tests(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:
@@ -129,10 +138,7 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
     if args.seed is not None:
         set_default_seed(args.seed)
     if args.accept:
-        import expecttest
-
-        os.environ["EXPECTTEST_ACCEPT"] = "1"
-        expecttest.ACCEPT = True
+        os.environ["EXPECTTEST_ACCEPT"] = "1"  # expecttest reads it at every assertExpected*
     interrupts.install_sigterm_handler()
     try:
         if args.use_pytest:

@@ -6,8 +6,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from . import devices
-from .skips import skip_if, skip_when
+from .. import devices
+from .skip_checks import skip_if, skip_when
 
 __all__ = [
     "skip_if_lt_x_gpu",

@@ -16,6 +16,8 @@ import torch
 
 __all__ = ["assert_equal"]
 
+__unittest = True
+
 # Tolerances for plain Python floats: those assert_close uses for float64.
 _FLOAT_RTOL = 1e-7
 _FLOAT_ATOL = 1e-7

@@ -25,15 +25,14 @@ import tempfile
 import threading
 
 from .. import devices
+from .._torch_private import PRELOADED_PRIVATE_MODULES, set_multiprocessing_tempdir, stop_forkserver
 
-__all__ = ["rank_context", "run_directory"]
+__all__ = ["forkserver_context", "run_directory"]
 
 _RUN_DIR_ENV = "TORCH_TESTING_EXT_RUN_DIR"
 _OWNER_PID_ENV = "TORCH_TESTING_EXT_OWNER_PID"
-# torch._dynamo (which brings torch.distributed.tensor) is imported lazily by DDP, replicate
-# and FSDP construction and by assert_close; preloaded, ranks need not import it (~2 s) each.
-_BASE_PRELOAD = ("torch", "torch.distributed", "torch._dynamo",
-                 "torch_testing_ext.multiprocess.rank", __name__)
+_BASE_PRELOAD = ("torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
+                 "torch_testing_ext.multiprocess.rank_process", __name__)
 
 _lock = threading.RLock()
 _run_dir: str | None = None
@@ -55,8 +54,7 @@ def run_directory() -> str:
 
 
 def _start_server(preload: tuple[str, ...]) -> None:
-    forkserver = multiprocessing.forkserver._forkserver  # type: ignore[attr-defined]
-    forkserver._stop()
+    stop_forkserver()
     multiprocessing.set_forkserver_preload(list(preload))
     run_dir = run_directory()
     # The server takes its environment and temp dir from us at start; set them for it alone.
@@ -67,15 +65,14 @@ def _start_server(preload: tuple[str, ...]) -> None:
         os.environ[_RUN_DIR_ENV] = run_dir
         os.environ[_OWNER_PID_ENV] = str(os.getpid())
         # Keep multiprocessing's own socket directory inside the run directory as well.
-        config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
-        config.setdefault("tempdir", tempfile.mkdtemp(prefix="mp-", dir=run_dir))
-        forkserver.ensure_running()
+        set_multiprocessing_tempdir(tempfile.mkdtemp(prefix="mp-", dir=run_dir))
+        multiprocessing.forkserver.ensure_running()
     finally:
         os.environ.clear()
         os.environ.update(saved)
 
 
-def rank_context(test_module: str) -> multiprocessing.context.BaseContext:
+def forkserver_context(test_module: str) -> multiprocessing.context.BaseContext:
     """A forkserver context whose server has preloaded torch and ``test_module``."""
     global _preloaded
     wanted = (*_BASE_PRELOAD, "__main__" if test_module == "__main__" else test_module)

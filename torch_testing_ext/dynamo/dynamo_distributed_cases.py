@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from . import devices
-from .dist_init import init_single_process_group
-from .dynamo_test_case import DynamoTestCase, reset_dynamo
-from .multiprocess.testcase import MultiProcessTestCase
+from .. import devices
+from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..process_groups.rendezvous import init_single_process_group
+from ..process_groups.teardown import destroy_process_groups
+from .dynamo_case import DynamoTestCase, reset_dynamo
 
 __all__ = ["DynamoDistributedSingleProcTestCase", "DynamoDistributedMultiProcTestCase",
            "multiproc_world_size"]
+
+__unittest = True
 
 
 def multiproc_world_size() -> int:
@@ -50,10 +53,7 @@ class DynamoDistributedSingleProcTestCase(DynamoTestCase):
 
     @classmethod
     def tearDownClass(cls) -> None:
-        import torch.distributed as dist
-
-        if dist.is_initialized():
-            dist.destroy_process_group()
+        destroy_process_groups()
         super().tearDownClass()
 
 
@@ -74,10 +74,10 @@ class DynamoDistributedMultiProcTestCase(MultiProcessTestCase):
         """``device_ids`` for DDP in this rank: ``[rank]`` on an accelerator, None on CPU."""
         return [self.rank] if devices.accelerator_type() else None
 
-    def _rank_set_up(self) -> None:
-        super()._rank_set_up()
+    def setUpRank(self) -> None:
+        super().setUpRank()
         reset_dynamo()
 
-    def _rank_tear_down(self) -> None:
+    def tearDownRank(self) -> None:
         reset_dynamo()
-        super()._rank_tear_down()
+        super().tearDownRank()

@@ -20,10 +20,13 @@ from typing import Any
 
 import expecttest
 import torch
+from typing_extensions import TypedDict, Unpack
 
 from .comparison import assert_equal
 
 __all__ = ["TestCase", "DEFAULT_SEED", "set_default_seed", "current_seed", "seed_everything"]
+
+__unittest = True  # unittest hides this module's frames from tracebacks
 
 DEFAULT_SEED = 1234
 _seed = DEFAULT_SEED
@@ -67,38 +70,35 @@ class TestCase(expecttest.TestCase):
         seed_everything()
 
     def assertEqual(  # type: ignore[override]
-        self,
-        actual: Any,
-        expected: Any,
-        msg: str | None = None,
-        *,
-        rtol: float | None = None,
-        atol: float | None = None,
-        exact_dtype: bool = True,
-        exact_device: bool = False,
+        self, actual: Any, expected: Any, msg: str | None = None,
+        **options: Unpack[ComparisonOptions],
     ) -> None:
-        try:
-            assert_equal(actual, expected, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
-                         exact_device=exact_device)
-        except AssertionError as error:
-            detail = str(error)
-            raise self.failureException(f"{msg}\n{detail}" if msg else detail) from None
+        mismatch = _mismatch(actual, expected, options)
+        if mismatch is not None:
+            raise self.failureException(f"{msg}\n{mismatch}" if msg else mismatch)
 
     def assertNotEqual(  # type: ignore[override]
-        self,
-        actual: Any,
-        expected: Any,
-        msg: str | None = None,
-        *,
-        rtol: float | None = None,
-        atol: float | None = None,
-        exact_dtype: bool = True,
-        exact_device: bool = False,
+        self, actual: Any, expected: Any, msg: str | None = None,
+        **options: Unpack[ComparisonOptions],
     ) -> None:
-        try:
-            assert_equal(actual, expected, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
-                         exact_device=exact_device)
-        except AssertionError:
-            return
-        detail = f"{actual!r} == {expected!r}"
-        raise self.failureException(f"{msg}\n{detail}" if msg else detail)
+        if _mismatch(actual, expected, options) is None:
+            detail = f"{actual!r} == {expected!r}"
+            raise self.failureException(f"{msg}\n{detail}" if msg else detail)
+
+
+class ComparisonOptions(TypedDict, total=False):
+    """The keyword options of ``assertEqual`` and ``assertNotEqual``."""
+
+    rtol: float | None
+    atol: float | None
+    exact_dtype: bool
+    exact_device: bool
+
+
+def _mismatch(actual: Any, expected: Any, options: ComparisonOptions) -> str | None:
+    """Why ``actual`` does not equal ``expected``, or None when it does."""
+    try:
+        assert_equal(actual, expected, **options)
+    except AssertionError as error:
+        return str(error)
+    return None

@@ -1,0 +1,199 @@
+"""Every private torch and CPython access of the package, each behind one named function.
+
+A torch or Python release may rename or change any of these; when it does, the contract test
+in ``test/harness/test_torch_private.py`` fails with the access's name and the torch version,
+and only this module needs mending. Each function says which releases it was checked on.
+Code elsewhere in the package uses the public API, or one of these functions, never a private
+name of torch or CPython.
+
+:data:`ACCESSES` lists them, so the contract test can check that none goes untested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import unittest
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+__all__ = [
+    "ACCESSES",
+    "PrivateAccess",
+    "PRELOADED_PRIVATE_MODULES",
+    "stop_forkserver",
+    "set_multiprocessing_tempdir",
+    "triton_has_backend",
+    "register_fake_backend",
+    "active_ddp_module",
+    "get_active_ddp_module",
+    "patch_dynamo_config",
+    "dynamo_config_value",
+    "clear_dynamo_counters",
+    "cpu_device_switch_disabled",
+    "live_process_groups",
+    "test_method_name",
+]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class PrivateAccess:
+    """What one function of this module touches, and the releases it was checked on."""
+
+    def __init__(self, function: str, touches: str, checked_on: tuple[str, ...]) -> None:
+        self.function = function
+        self.touches = touches
+        self.checked_on = checked_on
+
+    def __repr__(self) -> str:
+        return f"{self.function}: {self.touches} (checked on torch {', '.join(self.checked_on)})"
+
+
+ACCESSES: dict[str, PrivateAccess] = {}
+
+
+def _private(touches: str, checked_on: tuple[str, ...] = ("2.13.0",)) -> Callable[[_F], _F]:
+    def register(function: _F) -> _F:
+        ACCESSES[function.__name__] = PrivateAccess(function.__name__, touches, checked_on)
+        return function
+
+    return register
+
+
+# -- CPython --------------------------------------------------------------------------------
+
+@_private("multiprocessing.forkserver._forkserver._stop()")
+def stop_forkserver() -> None:
+    """Stop the running fork server, so the next one starts with a new preload list.
+
+    CPython 3.10-3.13 offer no public way to change what a running server preloaded.
+    """
+    multiprocessing.forkserver._forkserver._stop()  # type: ignore[attr-defined]
+
+
+@_private("multiprocessing.current_process()._config['tempdir']")
+def set_multiprocessing_tempdir(path: str) -> str:
+    """Make ``path`` multiprocessing's temp directory (its sockets) unless one is set already.
+
+    Returns the directory in use.
+    """
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
+    return config.setdefault("tempdir", path)
+
+
+@_private("unittest.TestCase._testMethodName")
+def test_method_name(test: unittest.TestCase) -> str:
+    """The name of the test method a TestCase instance runs (unittest keeps it private)."""
+    return test._testMethodName
+
+
+# -- torch ----------------------------------------------------------------------------------
+
+# Modules the rank fork server imports so that ranks need not: torch._dynamo is imported lazily
+# by DDP, replicate, FSDP and assert_close, and costs about 2 s per rank otherwise.
+PRELOADED_PRIVATE_MODULES = ("torch._dynamo",)
+
+
+@_private("torch.utils._triton.has_triton()")
+def triton_has_backend() -> bool:
+    """Whether triton imports and has a backend for this machine's device."""
+    from torch.utils._triton import has_triton
+
+    return bool(has_triton())
+
+
+@_private("torch._C._distributed_c10d.FakeProcessGroup._create_internal")
+def register_fake_backend() -> None:
+    """Register the ``fake`` process-group backend (no communication) unless torch did.
+
+    torch 2.13 registers it when ``torch.distributed`` is imported; older releases only
+    when ``torch.testing._internal.distributed.fake_pg`` is imported.
+    """
+    import torch.distributed as dist
+
+    if "fake" in dist.Backend.backend_list:
+        return
+    from torch._C._distributed_c10d import FakeProcessGroup
+
+    def create(common_opts: Any, backend_opts: Any) -> Any:
+        return FakeProcessGroup._create_internal(common_opts.group_rank, common_opts.group_size,
+                                                 backend_opts)
+
+    dist.Backend.register_backend("fake", create, extended_api=True,
+                                  devices=["cpu", "cuda", "hpu", "xpu"])
+
+
+@_private("DistributedDataParallel._active_ddp_module")
+@contextlib.contextmanager
+def active_ddp_module(module: Any) -> Iterator[None]:
+    """Register ``module`` as DDP's active module for the block: what Dynamo's DDPOptimizer
+    looks for to split a graph into one subgraph per gradient bucket."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    previous = DistributedDataParallel._active_ddp_module
+    DistributedDataParallel._active_ddp_module = module
+    try:
+        yield
+    finally:
+        DistributedDataParallel._active_ddp_module = previous
+
+
+@_private("DistributedDataParallel._get_active_ddp_module()")
+def get_active_ddp_module() -> Any:
+    """The module registered as DDP's active module, or None."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    return DistributedDataParallel._get_active_ddp_module()
+
+
+@_private("torch._dynamo.config.patch(...)")
+def patch_dynamo_config(**changes: Any) -> contextlib.AbstractContextManager[Any]:
+    """A context manager that sets Dynamo config values for its block."""
+    import torch._dynamo.config
+
+    return torch._dynamo.config.patch(**changes)
+
+
+@_private("torch._dynamo.config.<name>")
+def dynamo_config_value(name: str) -> Any:
+    """The current value of one Dynamo config entry."""
+    import torch._dynamo.config
+
+    return getattr(torch._dynamo.config, name)
+
+
+@_private("torch._dynamo.utils.counters.clear()")
+def clear_dynamo_counters() -> None:
+    """Clear Dynamo's counters (graph breaks, frames, DDPOptimizer splits...)."""
+    import torch._dynamo.utils
+
+    torch._dynamo.utils.counters.clear()
+
+
+@_private("torch._dynamo.device_interface.CpuInterface.device")
+@contextlib.contextmanager
+def cpu_device_switch_disabled() -> Iterator[None]:
+    """For the block, make the CPU device interface's ``device(index)`` a no-op context.
+
+    Compiler collectives enter ``device(index)`` of the interface for the group's device;
+    the CPU interface raises ``NotImplementedError`` there in torch 2.13.
+    """
+    from unittest import mock
+
+    from torch._dynamo.device_interface import CpuInterface
+
+    @contextlib.contextmanager
+    def no_switch(index: int) -> Iterator[None]:
+        yield
+
+    with mock.patch.object(CpuInterface, "device", staticmethod(no_switch)):
+        yield
+
+
+@_private("torch.distributed.distributed_c10d._world.pg_map")
+def live_process_groups() -> list[Any]:
+    """Every process group torch currently keeps (the default group and its subgroups)."""
+    import torch.distributed as dist
+
+    return list(dist.distributed_c10d._world.pg_map)

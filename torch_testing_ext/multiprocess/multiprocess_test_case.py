@@ -1,0 +1,172 @@
+"""``MultiProcessTestCase``: each test method runs on ``world_size`` fresh rank processes.
+
+In the test's own process (``self.rank == -1``) a test method is replaced by a driver that
+decides parent-side skips, forks the ranks from the preloaded server, supervises them and
+turns their outcomes into one result. Inside a rank the class is instantiated again and only
+the test method runs, between the hooks ``setUpRank()`` and ``tearDownRank()`` and with every
+RNG seeded alike; ``setUp``/``tearDown`` run in the test's own process, as upstream.
+
+Upstream-style subclasses that call ``self._spawn_processes()`` in ``setUp`` keep working;
+subclasses that don't are spawned all the same.
+
+Example::
+
+    class TestAllReduce(MultiProcessTestCase):
+        world_size = 2
+
+        def test_sum(self):
+            dist.init_process_group(self.backend, init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            t = torch.ones(2, device=self.device)
+            dist.all_reduce(t)
+            self.assertEqual(t, [2.0, 2.0])
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import types
+import unittest
+
+from .. import devices
+from .._torch_private import test_method_name
+from ..case.test_case import TestCase, current_seed
+from ..reporting.status import Status
+from ..skips.skip_checks import pending_skip
+from . import fork_server, supervisor
+from .rank_outcome import combine
+from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
+
+__all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT"]
+
+__unittest = True
+
+TIMEOUT_ENV = "TORCH_TESTING_EXT_TIMEOUT"
+DEFAULT_TEST_TIMEOUT = 300.0  # seconds for one test on all its ranks
+
+
+class RankFailure(AssertionError):
+    """One or more ranks failed an assertion."""
+
+
+class RankError(RuntimeError):
+    """One or more ranks raised, crashed or timed out."""
+
+
+def _in_rank() -> RankFacts:
+    facts = current_rank_facts()
+    if facts is None:
+        raise AttributeError("only a rank process has this attribute; the test's own process "
+                             "starts the ranks")
+    return facts
+
+
+class MultiProcessTestCase(TestCase):
+    """Run every test method on ``world_size`` ranks; passes only if every rank passed.
+
+    Inside a rank: ``rank``, ``world_size`` (default 4; override as a class attribute or a
+    property), ``file_name`` (a fresh per-test path for a ``FileStore``), ``device`` (``"cpu"``,
+    or ``"<type>:<rank>"`` on an accelerator) and ``backend`` (that device's default backend).
+    ``rank``, ``device`` and ``backend`` are read-only properties over the rank's facts, so a
+    subclass may define its own as a property or class attribute. In the test's own process
+    ``rank`` is -1.
+
+    Hooks a subclass may override (call ``super()``):
+
+    - ``setUpRank()``: runs in each rank before the test method;
+    - ``tearDownRank()``: runs in each rank after the test method, whatever its outcome.
+
+    The per-test timeout is ``timeout`` seconds (default 300), or the
+    ``TORCH_TESTING_EXT_TIMEOUT`` environment variable when set.
+    """
+
+    world_size: int = 4
+    timeout: float = DEFAULT_TEST_TIMEOUT
+
+    def __init__(self, methodName: str = "runTest") -> None:
+        super().__init__(methodName)
+        if current_rank_facts() is None and methodName != "runTest":
+            original = getattr(type(self), methodName)
+
+            @functools.wraps(original)
+            def run_on_ranks(test: MultiProcessTestCase) -> None:
+                test._run_on_ranks()
+
+            # A bound method, so that unittest's loader treats it like the method it replaces.
+            setattr(self, methodName, types.MethodType(run_on_ranks, self))
+
+    # -- what a rank knows -------------------------------------------------------------------
+
+    @property
+    def rank(self) -> int:
+        """This rank's number; -1 in the test's own process."""
+        facts = current_rank_facts()
+        return -1 if facts is None else facts.rank
+
+    @property
+    def device(self) -> str:
+        """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
+        return _in_rank().device
+
+    @property
+    def backend(self) -> str:
+        """The default process-group backend for this rank's device."""
+        return _in_rank().backend
+
+    @property
+    def file_name(self) -> str:
+        """The test's ``FileStore`` path, the same on every rank and removed after the test."""
+        facts = current_rank_facts()
+        return os.path.join(self._test_dir, STORE_FILE) if facts is None else facts.file_name
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def setUpRank(self) -> None:
+        """Runs in each rank before the test method; override to prepare rank state."""
+
+    def tearDownRank(self) -> None:
+        """Runs in each rank after the test method, whatever its outcome."""
+
+    # -- the test's own process --------------------------------------------------------------
+
+    def setUp(self) -> None:
+        super().setUp()
+        self._test_dir = supervisor.new_test_dir(fork_server.run_directory(), type(self).__name__)
+
+    def tearDown(self) -> None:
+        super().tearDown()
+        shutil.rmtree(self._test_dir, ignore_errors=True)
+
+    def _spawn_processes(self) -> None:
+        """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
+        parent-side skips are decided (so a skipped test starts no process); nothing to do here."""
+
+    def _effective_timeout(self) -> float:
+        from_env = os.environ.get(TIMEOUT_ENV)
+        return float(from_env) if from_env else float(self.timeout)
+
+    def _world(self) -> list[RankFacts]:
+        size = int(self.world_size)
+        return [RankFacts(rank, size, devices.rank_device(rank),
+                          devices.default_backend(devices.rank_device(rank)), self._test_dir)
+                for rank in range(size)]
+
+    def _run_on_ranks(self) -> None:
+        reason = pending_skip(self)
+        if reason:
+            raise unittest.SkipTest(reason)
+        if int(self.world_size) < 1:
+            raise RankError(f"world_size must be at least 1, got {self.world_size!r}")
+        cls = type(self)
+        task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
+        outcomes = supervisor.run_ranks(task, self._world(), self._effective_timeout(),
+                                        fork_server.forkserver_context(cls.__module__))
+        verdict = combine(outcomes)
+        if verdict.status is Status.SKIPPED:
+            raise unittest.SkipTest(verdict.message)
+        if verdict.status is Status.FAILED:
+            raise RankFailure(verdict.message)
+        if verdict.status is Status.ERROR:
+            raise RankError(verdict.message)

@@ -1,0 +1,137 @@
+"""What runs inside a rank process: run one test method and report its outcome.
+
+A rank is forked from the preloaded fork server. It makes itself a process-group leader (so
+the supervisor can kill it together with anything it started), sends its output to a log
+file, arms faulthandler on SIGUSR1 (the supervisor asks for stacks on timeout), and kills
+itself if the test process goes away (the *lifeline* pipe reaches end-of-file).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import gc
+import importlib
+import os
+import signal
+import sys
+import threading
+import traceback
+import unittest
+from multiprocessing.connection import Connection
+from typing import Any
+
+from ..case.test_case import seed_everything
+from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
+from ..reporting.status import Status
+from ..reporting.tracebacks import format_test_exception
+from .rank_outcome import RankOutcome
+from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
+from .skip_exit_codes import skip_reason_for_exit_code
+
+__all__ = ["run_rank", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+
+__unittest = True
+
+# A rank that has reported waits for the release, so that peers can finish setting up their
+# connections to it. The wait is bounded: after RELEASE_GC_AFTER seconds the rank collects its
+# test's cyclic garbage (objects that may still hold process groups), and after RELEASE_WAIT
+# it tears down anyway, so no peer ever depends on its release until the test's timeout.
+RELEASE_GC_AFTER = 2.0
+RELEASE_WAIT = 30.0
+
+
+def _watch_lifeline(lifeline: Connection) -> None:
+    def watch() -> None:
+        try:
+            lifeline.recv()
+        except (EOFError, OSError):
+            pass
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="tte-lifeline", daemon=True).start()
+
+
+def _redirect_output(log_path: str) -> Any:
+    log = open(log_path, "a", buffering=1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    faulthandler.enable(file=log, all_threads=True)
+    faulthandler.register(signal.SIGUSR1, file=log, all_threads=True)
+    return log
+
+
+def _resolve(module: str, qualname: str) -> type:
+    target: Any = sys.modules.get(module) or importlib.import_module(module)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def _wait_for_release(result: Connection) -> None:
+    try:
+        if result.poll(RELEASE_GC_AFTER):
+            result.recv()
+            return
+        gc.collect()
+        if result.poll(RELEASE_WAIT - RELEASE_GC_AFTER):
+            result.recv()
+    except (EOFError, OSError):  # the supervisor closed the connection: released as well
+        pass
+
+
+def _run(task: RankTask, rank: int) -> RankOutcome:
+    try:
+        cls = _resolve(task.module, task.qualname)
+        test: RankHooks = cls(task.method)
+        seed_everything(task.seed)
+        test.setUpRank()
+        try:
+            getattr(cls, task.method)(test)
+        finally:
+            test.tearDownRank()
+    except unittest.SkipTest as skip:
+        return RankOutcome(rank, Status.SKIPPED, str(skip))
+    except SystemExit as exit_request:
+        code = exit_request.code
+        reason = skip_reason_for_exit_code(code) if isinstance(code, int) else None
+        if reason:
+            return RankOutcome(rank, Status.SKIPPED, reason)
+        if code in (0, None):
+            return RankOutcome(rank, Status.PASSED)
+        return RankOutcome(rank, Status.ERROR,
+                           f"SystemExit({code!r})\n{format_test_exception(exit_request)}")
+    except AssertionError as failure:
+        return RankOutcome(rank, Status.FAILED, format_test_exception(failure))
+    except BaseException as error:
+        return RankOutcome(rank, Status.ERROR, format_test_exception(error))
+    return RankOutcome(rank, Status.PASSED)
+
+
+def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Connection) -> None:
+    """Entry point of a rank process: run ``task`` as the rank ``facts`` describes, send a
+    RankOutcome on ``result``, then wait for the supervisor's release on ``result`` before
+    tearing down and exiting."""
+    os.setsid()
+    _watch_lifeline(lifeline)
+    log = _redirect_output(facts.log_path)
+    enter_rank(facts)
+    outcome = _run(task, facts.rank)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    result.send(outcome)
+    # Keep this rank's process groups (and their sockets) until every rank has finished its
+    # test: a peer may still be completing a connection to us (gloo sets up its full mesh
+    # pair by pair), and tearing down early makes that peer fail. The supervisor sends the
+    # release once no rank is running any more.
+    _wait_for_release(result)
+    try:
+        destroy_process_groups()
+        release_retired_process_groups()
+    except BaseException:  # the outcome is sent; leave the reason in the rank's log
+        traceback.print_exc()
+    result.close()
+    log.flush()
+    # Leave at once: interpreter teardown could hang in library atexit handlers.
+    os._exit(0)

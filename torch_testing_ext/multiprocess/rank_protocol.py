@@ -1,0 +1,86 @@
+"""The contract between a multi-process test and its ranks: what a rank is told, and the
+hooks it calls on the test.
+
+A rank is told two things. :class:`RankTask` names the test method every rank of a test runs
+(and the seed); :class:`RankFacts` is what one rank knows about itself. Inside a rank process
+the facts are available from :func:`current_rank_facts` (None in the test's own process); that
+is the only way they travel: ``MultiProcessTestCase``'s ``rank``, ``device``, ``backend`` and
+``file_name`` read them, and so does the rendezvous helper.
+
+A rank instantiates the test class for the method, then calls the hooks of
+:class:`RankHooks` around the method (not ``setUp``/``tearDown``, which run in the test's own
+process, as upstream)::
+
+    test = TestCls("test_x")
+    test.setUpRank()
+    try:
+        test.test_x()
+    finally:
+        test.tearDownRank()
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Protocol
+
+__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "enter_rank", "STORE_FILE"]
+
+STORE_FILE = "store"  # the FileStore path of a test, inside its directory
+
+
+@dataclasses.dataclass(frozen=True)
+class RankTask:
+    """The test method that every rank of one test runs."""
+
+    module: str
+    qualname: str
+    method: str
+    seed: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RankFacts:
+    """What a rank knows about itself. ``test_dir`` is the test's private directory, shared
+    by its ranks and removed after the test; the store file and rank logs live there."""
+
+    rank: int
+    world_size: int
+    device: str
+    backend: str
+    test_dir: str
+
+    @property
+    def file_name(self) -> str:
+        """The test's ``FileStore`` path (the same for every rank)."""
+        return os.path.join(self.test_dir, STORE_FILE)
+
+    @property
+    def log_path(self) -> str:
+        """Where this rank's stdout and stderr go."""
+        return os.path.join(self.test_dir, f"rank-{self.rank}.log")
+
+
+class RankHooks(Protocol):
+    """What a rank calls on the test instance around the test method."""
+
+    def setUpRank(self) -> None:
+        """Runs in each rank before the test method."""
+
+    def tearDownRank(self) -> None:
+        """Runs in each rank after the test method, whatever its outcome."""
+
+
+_current: RankFacts | None = None
+
+
+def current_rank_facts() -> RankFacts | None:
+    """The facts of the rank this process runs as, or None in a test's own process."""
+    return _current
+
+
+def enter_rank(facts: RankFacts) -> None:
+    """Make this process the rank ``facts`` describes (called once, as a rank process starts)."""
+    global _current
+    _current = facts

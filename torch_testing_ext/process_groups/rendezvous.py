@@ -1,0 +1,45 @@
+"""Rendezvous without fixed ports.
+
+Inside a rank of a multi-process test, a group meets through a file in the test's private
+directory; a world-size-1 group uses an in-memory store; elsewhere ``env://``, whose address
+the caller (or a launcher) sets.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+import torch.distributed as dist
+
+from .. import devices
+from ..multiprocess.rank_protocol import current_rank_facts
+
+__all__ = ["rendezvous_init_method", "init_single_process_group"]
+
+__unittest = True
+
+_rendezvous_count = itertools.count()
+
+
+def rendezvous_init_method() -> str:
+    """An ``init_method`` for ``init_process_group`` that every rank of this test agrees on.
+
+    In a rank of a multi-process test: a fresh ``file://`` rendezvous in the test's directory
+    (the n-th call on each rank gives the same path). Elsewhere ``env://``, which needs
+    ``MASTER_ADDR`` and ``MASTER_PORT`` to be set by the caller.
+    """
+    facts = current_rank_facts()
+    if facts is not None:
+        return f"file://{os.path.join(facts.test_dir, f'rendezvous-{next(_rendezvous_count)}')}"
+    if os.environ.get("MASTER_ADDR") and os.environ.get("MASTER_PORT"):
+        return "env://"
+    raise RuntimeError(
+        "no rendezvous: run inside a MultiProcessTestCase rank, or set MASTER_ADDR and MASTER_PORT"
+    )
+
+
+def init_single_process_group(backend: str | None = None) -> None:
+    """Create a real default process group of world size 1 (rank 0), with no port or file."""
+    backend = backend or devices.default_backend()
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)

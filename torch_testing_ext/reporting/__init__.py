@@ -1,0 +1,7 @@
+"""How tests, ranks and test processes ended, and how that is written as JUnit XML.
+
+Torch-free, so the shard driver can use it without importing torch:
+
+- ``status``: :class:`~torch_testing_ext.reporting.status.Status`, the one vocabulary;
+- ``junit_xml``: the ``<testcase>`` elements that ``run_tests`` and the driver both write.
+"""

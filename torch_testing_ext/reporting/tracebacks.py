@@ -1,0 +1,37 @@
+"""Tracebacks that start at the user's frame, as unittest shows them.
+
+unittest hides the frames of modules that set ``__unittest = True`` (its own): the leading ones
+(the runner that called the test) and, for an assertion failure, the trailing ones (the
+``assert*`` method that raised). Our harness modules set the same marker, and a rank formats
+its exception with :func:`format_test_exception`, so a failure in a rank points at the test's
+line, not at ours.
+"""
+
+from __future__ import annotations
+
+import traceback
+from types import TracebackType
+
+__all__ = ["format_test_exception"]
+
+
+def _is_harness_frame(tb: TracebackType) -> bool:
+    return "__unittest" in tb.tb_frame.f_globals
+
+
+def format_test_exception(
+    error: BaseException, failure_type: type[BaseException] = AssertionError
+) -> str:
+    """The formatted traceback of ``error`` without the harness's frames around the test's."""
+    tb = error.__traceback__
+    while tb is not None and _is_harness_frame(tb):
+        tb = tb.tb_next
+    limit = None
+    if isinstance(error, failure_type):
+        # Keep the frames up to the first harness frame (the assert method) below the test.
+        limit, probe = 0, tb
+        while probe is not None and not _is_harness_frame(probe):
+            limit += 1
+            probe = probe.tb_next
+        limit = limit or None
+    return "".join(traceback.format_exception(type(error), error, tb, limit=limit))

@@ -1,0 +1,7 @@
+"""Running one test file: ``run_tests()`` and what it records.
+
+- ``main``: ``run_tests()``, the ``__main__`` entry of every test file (and ``load_tests``);
+- ``recording_result``: the unittest result that records each test and writes JUnit XML;
+- ``interrupts``: SIGTERM as an exception, and the exit status after an interrupt;
+- ``arg_types``: argument types shared with the shard driver (torch-free).
+"""
