@@ -63,7 +63,7 @@ class TestAssertEqual(TestCase):
         message = self.assertMismatch(actual, {"a": [torch.ones(2), (1, 3)], "b": torch.zeros(1)},
                                       "Mismatch at ['a'][1][1]", "2 != 3")
         self.assertNotIn("['b']", message)
-        self.assertMismatch([1, 2], [1, 2, 3], "lengths differ")
+        self.assertMismatch([1, 2], [1, 2, 3], "lengths differ: 2 != 3: [1, 2] != [1, 2, 3]")
         self.assertMismatch({"x": 1}, {"y": 1}, "keys differ")
 
     def test_user_message_is_kept(self):

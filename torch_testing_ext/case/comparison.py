@@ -124,7 +124,8 @@ def assert_equal(
                          exact_device=exact_device, path=f"{path}[{key!r}]")
     elif _is_sequence(actual) and _is_sequence(expected):
         if len(actual) != len(expected):
-            _fail(path, f"lengths differ: {len(actual)} != {len(expected)}")
+            shown = f": {actual!r} != {expected!r}" if len(repr(actual)) + len(repr(expected)) < 2000 else ""
+            _fail(path, f"lengths differ: {len(actual)} != {len(expected)}{shown}")
         for index, (a, e) in enumerate(zip(actual, expected)):
             assert_equal(a, e, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
                          exact_device=exact_device, path=f"{path}[{index}]")

@@ -3,5 +3,6 @@
 Torch-free, so the shard driver can use it without importing torch:
 
 - ``status``: :class:`~torch_testing_ext.reporting.status.Status`, the one vocabulary;
-- ``junit_xml``: the ``<testcase>`` elements that ``run_tests`` and the driver both write.
+- ``junit_xml``: the ``<testcase>`` elements that ``run_tests`` and the driver both write;
+- ``tracebacks``: tracebacks that start at the user's frame (harness frames hidden).
 """

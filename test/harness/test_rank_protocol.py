@@ -1,0 +1,97 @@
+"""Self-tests of the test <-> rank protocol: the hooks a subclass may override, the facts a
+rank reads through its properties, and tracebacks that start at the user's frame."""
+
+import os
+import unittest
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.multiprocess import fork_server
+from torch_testing_ext.multiprocess.rank_protocol import current_rank_facts
+
+from fixtures import rank_hooks
+
+
+def run_case(cls, method):
+    result = unittest.TestResult()
+    cls(method).run(result)
+    return result
+
+
+def logged(method, world_size=2):
+    lines = {}
+    for rank in range(world_size):
+        path = rank_hooks.hook_log(fork_server.run_directory(), method, rank)
+        with open(path) as log:
+            lines[rank] = log.read().split()
+        os.remove(path)
+    return lines
+
+
+class TestRankHooks(TestCase):
+    def test_set_up_rank_and_tear_down_rank_surround_a_passing_test(self):
+        result = run_case(rank_hooks.RecordsHooks, "test_passes")
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        self.assertEqual(logged("test_passes"),
+                         {rank: ["setUpRank", "test", "tearDownRank"] for rank in (0, 1)})
+
+    def test_tear_down_rank_runs_after_a_failure(self):
+        result = run_case(rank_hooks.RecordsHooks, "test_fails_on_rank_1")
+        self.assertEqual(len(result.failures), 1)
+        self.assertEqual(logged("test_fails_on_rank_1"),
+                         {rank: ["setUpRank", "test", "tearDownRank"] for rank in (0, 1)})
+
+    def test_tear_down_rank_runs_after_an_error(self):
+        result = run_case(rank_hooks.RecordsHooks, "test_raises")
+        self.assertEqual(len(result.errors), 1)
+        self.assertIn("ValueError: raised on rank 1", result.errors[0][1])
+        self.assertEqual(logged("test_raises"),
+                         {rank: ["setUpRank", "test", "tearDownRank"] for rank in (0, 1)})
+
+    def test_a_skip_in_set_up_rank_skips_the_test(self):
+        result = run_case(rank_hooks.SetUpRankSkips, "test_never_runs")
+        self.assertEqual([reason for _, reason in result.skipped], ["setUpRank says no"])
+        self.assertTrue(result.wasSuccessful())
+
+
+class TestRankFacts(TestCase):
+    def test_properties_read_the_rank_facts(self):
+        result = run_case(rank_hooks.DefaultFacts, "test_facts")
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+
+    def test_a_subclass_keeps_its_own_device_backend_and_world_size(self):
+        result = run_case(rank_hooks.OwnFacts, "test_facts")
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        self.assertEqual(result.testsRun, 1)
+
+    def test_the_test_process_is_not_a_rank(self):
+        test = rank_hooks.DefaultFacts("test_facts")
+        self.assertIsNone(current_rank_facts())
+        self.assertEqual(test.rank, -1)
+        with self.assertRaisesRegex(AttributeError, "only a rank process"):
+            test.device
+        with self.assertRaisesRegex(AttributeError, "only a rank process"):
+            test.backend
+
+
+class TestRankTracebacks(TestCase):
+    def test_a_failing_assertion_shows_the_users_frame_and_no_harness_frame(self):
+        result = run_case(rank_hooks.RecordsHooks, "test_fails_on_rank_1")
+        message = result.failures[0][1]
+        rank_lines = [line for line in message.splitlines() if line.startswith("[rank 1]")]
+        frames = [line for line in rank_lines if line.strip().startswith("[rank 1]   File ")]
+        self.assertEqual(len(frames), 1, "\n".join(rank_lines))
+        self.assertIn("fixtures/rank_hooks.py", frames[0])
+        self.assertIn("test_fails_on_rank_1", frames[0])
+        self.assertNotIn("torch_testing_ext", "\n".join(rank_lines))
+        logged("test_fails_on_rank_1")
+
+    def test_an_error_keeps_the_frames_below_the_users(self):
+        result = run_case(rank_hooks.RecordsHooks, "test_raises")
+        rank_lines = [line for line in result.errors[0][1].splitlines() if line.startswith("[rank 0]")]
+        self.assertIn("fixtures/rank_hooks.py", "\n".join(rank_lines))
+        self.assertNotIn("rank_process.py", "\n".join(rank_lines))
+        logged("test_raises")
+
+
+if __name__ == "__main__":
+    run_tests()
