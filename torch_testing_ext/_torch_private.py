@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.forkserver
 import unittest
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -22,6 +23,8 @@ __all__ = [
     "PrivateAccess",
     "PRELOADED_PRIVATE_MODULES",
     "stop_forkserver",
+    "forkserver_pid",
+    "stop_resource_tracker",
     "set_multiprocessing_tempdir",
     "triton_has_backend",
     "register_fake_backend",
@@ -70,6 +73,24 @@ def stop_forkserver() -> None:
     CPython 3.10-3.13 offer no public way to change what a running server preloaded.
     """
     multiprocessing.forkserver._forkserver._stop()  # type: ignore[attr-defined]
+
+
+@_private("multiprocessing.resource_tracker._resource_tracker._stop()")
+def stop_resource_tracker() -> None:
+    """Stop multiprocessing's resource tracker process and wait for it (if it runs).
+
+    It is started for the fork server and would otherwise outlive its owner for a moment.
+    Call it only when no process that uses it (server, ranks) is left.
+    """
+    import multiprocessing.resource_tracker
+
+    multiprocessing.resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]
+
+
+@_private("multiprocessing.forkserver._forkserver._forkserver_pid")
+def forkserver_pid() -> int | None:
+    """The pid of the running fork server, or None when none runs."""
+    return multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
 
 
 @_private("multiprocessing.current_process()._config['tempdir']")

@@ -18,7 +18,6 @@ from .skips.platform_skips import (
     TEST_WITH_ROCM,
     TEST_WITH_SLOW,
     TEST_XPU,
-    env_flag,
     skip_but_pass_in_sandcastle_if,
     skipIfRocm,
     skipIfXpu,

@@ -8,6 +8,7 @@ test checks that no other module of the package reaches for a private name.
 import ast
 import contextlib
 import multiprocessing
+import os
 import pathlib
 import sys
 
@@ -48,6 +49,31 @@ class TestPrivateAccessContracts(TestCase):
             self.assertIsNotNone(server._forkserver_pid)
             private.stop_forkserver()
             self.assertIsNone(server._forkserver_pid)
+
+    def test_forkserver_pid(self):
+        with contract("forkserver_pid"):
+            private.stop_forkserver()
+            self.assertIsNone(private.forkserver_pid())
+            process = multiprocessing.get_context("forkserver").Process(target=int)
+            process.start()
+            process.join()
+            pid = private.forkserver_pid()
+            self.assertIsInstance(pid, int)
+            self.assertEqual(process.exitcode, 0)
+            with open(f"/proc/{pid}/stat") as stat:
+                self.assertEqual(int(stat.read().rsplit(")", 1)[1].split()[1]), os.getpid())
+            private.stop_forkserver()
+
+    def test_stop_resource_tracker(self):
+        with contract("stop_resource_tracker"):
+            from multiprocessing import resource_tracker
+
+            resource_tracker.ensure_running()
+            pid = resource_tracker._resource_tracker._pid
+            self.assertTrue(os.path.exists(f"/proc/{pid}"))
+            private.stop_resource_tracker()
+            self.assertFalse(os.path.exists(f"/proc/{pid}"))  # stopped and reaped
+            private.stop_resource_tracker()  # stopping twice is harmless
 
     def test_set_multiprocessing_tempdir(self):
         with contract("set_multiprocessing_tempdir"):

@@ -11,91 +11,23 @@ Elsewhere the process group is the limit of what can be found.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..process_tree.linux_prctl import PRCTL_AVAILABLE, become_subreaper, set_parent_death_signal
+from ..process_tree.proc_table import descendants, process_table, signal_all
+
 __all__ = ["FileProcess", "become_subreaper", "kill_orphans", "descendants"]
-
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_SET_PDEATHSIG = 1
-
-
-def _prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _prctl()
-
-
-def become_subreaper() -> bool:
-    """Adopt orphaned descendants (Linux ``prctl``); False where that is not available."""
-    return _PRCTL is not None and _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
 
 
 def _stop_with_driver() -> None:
     # Runs in the child between fork and exec: if the driver is killed outright (SIGKILL),
     # the test process gets SIGTERM and its harness stops its own children.
-    if _PRCTL is not None:
-        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
-
-
-def _process_table() -> dict[int, tuple[str, int, int, int]]:
-    """pid -> (state, ppid, pgid, sid) for every process visible in /proc ({} without /proc)."""
-    table = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stream:
-                stat = stream.read().decode(errors="replace")
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) >= 4:
-            table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
-    return table
-
-
-def descendants(
-    roots: Iterable[int], table: dict[int, tuple[str, int, int, int]] | None = None
-) -> set[int]:
-    """Every process below ``roots`` in the parent tree (roots excluded)."""
-    table = _process_table() if table is None else table
-    children: dict[int, list[int]] = {}
-    for pid, (_state, ppid, _pgid, _sid) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found: set[int] = set()
-    stack = list(roots)
-    while stack:
-        for child in children.get(stack.pop(), []):
-            if child not in found:
-                found.add(child)
-                stack.append(child)
-    return found
-
-
-def _signal_all(pids: Iterable[int], sig: int) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+    set_parent_death_signal(signal.SIGTERM)
 
 
 def _reap(pids: Iterable[int]) -> None:
@@ -116,16 +48,16 @@ def kill_orphans() -> int:
     me = os.getpid()
     killed = 0
     for _ in range(20):
-        table = _process_table()
+        table = process_table()
         mine = descendants([me], table)
-        alive = [pid for pid in mine if table[pid][0] not in "ZX"]
-        _reap(pid for pid in mine if table[pid][1] == me and table[pid][0] in "ZX")
+        alive = [pid for pid in mine if not table[pid].gone]
+        _reap(pid for pid in mine if table[pid].ppid == me and table[pid].gone)
         if not alive:
             return killed
-        _signal_all(alive, signal.SIGKILL)
+        signal_all(alive, signal.SIGKILL)
         killed += len(alive)
         time.sleep(0.02)
-        _reap(pid for pid in alive if table[pid][1] == me)
+        _reap(pid for pid in alive if table[pid].ppid == me)
     return killed
 
 
@@ -150,7 +82,7 @@ class FileProcess:
                 self.command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                 stderr=subprocess.DEVNULL if discard_stderr else subprocess.STDOUT,
                 start_new_session=True,
-                preexec_fn=_stop_with_driver if _PRCTL is not None else None,
+                preexec_fn=_stop_with_driver if PRCTL_AVAILABLE else None,
             )
         self.pid = self._popen.pid
 
@@ -169,13 +101,13 @@ class FileProcess:
         return time.monotonic() - self.started
 
     def _members(self) -> set[int]:
-        table = _process_table()
-        session = {pid for pid, (state, _pp, pgid, sid) in table.items()
-                   if (sid == self.pid or pgid == self.pid) and state not in "ZX"}
+        table = process_table()
+        session = {pid for pid, info in table.items()
+                   if self.pid in (info.sid, info.pgid) and not info.gone}
         if self.poll() is None:
             session.add(self.pid)
         tree = session | descendants(session, table)
-        return {pid for pid in tree if pid in table and table[pid][0] not in "ZX"} - {os.getpid()}
+        return {pid for pid in tree if pid in table and not table[pid].gone} - {os.getpid()}
 
     def terminate(self) -> None:
         """Ask the whole tree to stop (SIGTERM): lets a test harness clean up its ranks."""
@@ -183,7 +115,7 @@ class FileProcess:
             os.killpg(self.pid, signal.SIGTERM)
         except (ProcessLookupError, PermissionError):
             pass
-        _signal_all(self._members(), signal.SIGTERM)
+        signal_all(self._members(), signal.SIGTERM)
 
     def kill(self) -> None:
         """Kill the process, its session and every descendant (SIGKILL), then reap it."""
@@ -193,7 +125,7 @@ class FileProcess:
             except (ProcessLookupError, PermissionError):
                 pass
             members = self._members()
-            _signal_all(members, signal.SIGKILL)
+            signal_all(members, signal.SIGKILL)
             if self.poll() is None:
                 try:
                     self._popen.wait(timeout=1)
@@ -204,8 +136,8 @@ class FileProcess:
             time.sleep(0.02)
         # Members orphaned by the test process were adopted by us (subreaper): reap them.
         me = os.getpid()
-        _reap(pid for pid, (state, ppid, _pg, sid) in _process_table().items()
-              if ppid == me and sid == self.pid and pid != self.pid and state in "ZX")
+        _reap(pid for pid, info in process_table().items()
+              if info.ppid == me and info.sid == self.pid and pid != self.pid and info.gone)
 
     def output(self, limit: int = 200_000) -> str:
         """The end of what the process printed (at most ``limit`` bytes)."""

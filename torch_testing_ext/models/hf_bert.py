@@ -21,17 +21,17 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from .. import devices
+from ..run import settings
 
 __all__ = ["HFBertSize", "UPSTREAM_HF_BERT", "CPU_HF_BERT", "HF_BERT_ENV", "hf_bert_size",
            "hf_bert_config"]
 
-HF_BERT_ENV = "TORCH_TESTING_EXT_HF_BERT"
+HF_BERT_ENV = settings.HF_BERT.name
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,10 +58,8 @@ _SIZES = {size.name: size for size in (UPSTREAM_HF_BERT, CPU_HF_BERT)}
 
 def hf_bert_size() -> HFBertSize:
     """The BERT size for this machine: upstream with an accelerator, small on a CPU-only one."""
-    forced = os.environ.get(HF_BERT_ENV)
+    forced = settings.HF_BERT.get()
     if forced:
-        if forced not in _SIZES:
-            raise ValueError(f"{HF_BERT_ENV}={forced!r}: expected one of {sorted(_SIZES)}")
         return _SIZES[forced]
     return UPSTREAM_HF_BERT if devices.accelerator_type() else CPU_HF_BERT
 

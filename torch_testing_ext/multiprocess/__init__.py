@@ -6,5 +6,6 @@
 - ``rank_outcome``: the outcome protocol and how rank outcomes combine into a verdict;
 - ``skip_exit_codes``: upstream's ``TEST_SKIPS`` exit codes;
 - ``supervisor``: starting, waiting, fail-fast, timeouts with stacks, cleanup;
+- ``leftovers``: processes the ranks left running: found after the test, named, killed;
 - ``multiprocess_test_case``: ``MultiProcessTestCase``, the test-facing class.
 """

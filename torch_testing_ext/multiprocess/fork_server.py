@@ -11,6 +11,12 @@ The server must not initialise an accelerator (a forked child could not use it),
 the device facts through the environment (``devices.export_facts``) and
 ``PYTORCH_NVML_BASED_CUDA_CHECK=1``. All temporary files of a test run live in one run
 directory; the server removes it if the test process dies without doing so (``kill -9``).
+
+Nothing outlives the test process. At its exit the test process stops the server and waits
+for it. The server is a child subreaper, so whatever a rank leaves behind, even in a session
+of its own, stays in the server's process tree (the supervisor finds it there after each
+test). When the server stops, or sees its owner die, it kills every process below it, reaps
+them all and leaves at once, without the seconds of interpreter teardown that torch costs.
 """
 
 from __future__ import annotations
@@ -21,22 +27,38 @@ import multiprocessing.context
 import multiprocessing.forkserver
 import os
 import shutil
+import signal
+import sys
 import tempfile
 import threading
+import time
+import warnings
 
 from .. import devices
-from .._torch_private import PRELOADED_PRIVATE_MODULES, set_multiprocessing_tempdir, stop_forkserver
+from .._torch_private import (
+    PRELOADED_PRIVATE_MODULES,
+    forkserver_pid,
+    set_multiprocessing_tempdir,
+    stop_forkserver,
+    stop_resource_tracker,
+)
+from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
+from ..process_tree.proc_table import descendants, signal_all
 
-__all__ = ["forkserver_context", "run_directory"]
+__all__ = ["forkserver_context", "run_directory", "server_pid"]
+
+SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
 _RUN_DIR_ENV = "TORCH_TESTING_EXT_RUN_DIR"
 _OWNER_PID_ENV = "TORCH_TESTING_EXT_OWNER_PID"
-_BASE_PRELOAD = ("torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
-                 "torch_testing_ext.multiprocess.rank_process", __name__)
+# This module first: it arms the server's exit before the seconds of importing torch.
+_BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
+                 "torch_testing_ext.multiprocess.rank_process")
 
 _lock = threading.RLock()
 _run_dir: str | None = None
 _preloaded: tuple[str, ...] | None = None
+_stops_at_exit = False
 
 
 def _remove_run_dir(path: str) -> None:
@@ -54,6 +76,7 @@ def run_directory() -> str:
 
 
 def _start_server(preload: tuple[str, ...]) -> None:
+    global _stops_at_exit
     stop_forkserver()
     multiprocessing.set_forkserver_preload(list(preload))
     run_dir = run_directory()
@@ -70,6 +93,18 @@ def _start_server(preload: tuple[str, ...]) -> None:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+    if not _stops_at_exit:
+        # Registered after run_directory's clean-up, so it runs first: the server is gone
+        # (and waited for) before the run directory is removed.
+        atexit.register(_stop_helper_processes)
+        _stops_at_exit = True
+
+
+def _stop_helper_processes() -> None:
+    """At the test process's exit: stop the fork server, then the resource tracker it used,
+    and wait for both, so that neither outlives us (not even as a zombie)."""
+    stop_forkserver()
+    stop_resource_tracker()
 
 
 def forkserver_context(test_module: str) -> multiprocessing.context.BaseContext:
@@ -83,14 +118,57 @@ def forkserver_context(test_module: str) -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver")
 
 
-def _clean_up_after_dead_owner() -> None:
-    """Runs in the server: if the test process died first, remove its run directory."""
-    run_dir = os.environ.get(_RUN_DIR_ENV)
+def server_pid() -> int | None:
+    """The pid of the running fork server, or None."""
+    return forkserver_pid()
+
+
+def _reap_children(wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
+
+
+def _leave_at_once() -> None:
+    """Runs in the server as it exits: kill and reap every process below it, remove the run
+    directory if its owner died first, and exit without interpreter teardown."""
+    try:
+        signal_all(descendants([os.getpid()]))
+        _reap_children(SERVER_REAP_WAIT)
+        run_dir = os.environ.get(_RUN_DIR_ENV)
+        if run_dir and os.getppid() != int(os.environ[_OWNER_PID_ENV]):
+            _remove_run_dir(run_dir)
+    finally:
+        os._exit(0)
+
+
+def _serving() -> bool:
+    """True when this process is the fork server, importing this module as a preload."""
     owner = os.environ.get(_OWNER_PID_ENV)
-    if run_dir and owner and os.getppid() != int(owner):
-        _remove_run_dir(run_dir)
+    return owner == str(os.getppid()) and sys.argv[:1] == ["-c"]
 
 
-if os.environ.get(_OWNER_PID_ENV) and os.environ.get(_OWNER_PID_ENV) != str(os.getpid()):
-    # Imported by the fork server (preload): clean up if our owner is killed.
-    atexit.register(_clean_up_after_dead_owner)
+def _arm_server() -> None:
+    become_subreaper()
+    # Orphans the server adopts are reaped by its SIGCHLD loop, which warns about each.
+    warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
+    # A normal stop (the owner closes the server's pipe) ends in SystemExit: leave from the
+    # first exit handler, so that torch's never run.
+    atexit.register(_leave_at_once)
+    # If the owner dies while the server is still importing torch, the server would only see
+    # it afterwards; the parent-death signal ends it at once. (Ranks reset SIGTERM.)
+    signal.signal(signal.SIGTERM, lambda signum, frame: _leave_at_once())
+    set_parent_death_signal(signal.SIGTERM)
+    if str(os.getppid()) != os.environ[_OWNER_PID_ENV]:  # the owner died before we armed
+        _leave_at_once()
+
+
+if _serving():
+    _arm_server()

@@ -29,21 +29,25 @@ import os
 import shutil
 import types
 import unittest
+import warnings
 
 from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
 from ..reporting.status import Status
+from ..run import settings
 from ..skips.skip_checks import pending_skip
 from . import fork_server, supervisor
-from .rank_outcome import combine
+from .leftovers import LeftoverProcessWarning, describe_leftovers
+from .rank_outcome import Verdict, combine
 from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
 
-__all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT"]
+__all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
+           "LeftoverProcessWarning"]
 
 __unittest = True
 
-TIMEOUT_ENV = "TORCH_TESTING_EXT_TIMEOUT"
+TIMEOUT_ENV = settings.TIMEOUT.name
 DEFAULT_TEST_TIMEOUT = 300.0  # seconds for one test on all its ranks
 
 
@@ -79,7 +83,9 @@ class MultiProcessTestCase(TestCase):
     - ``tearDownRank()``: runs in each rank after the test method, whatever its outcome.
 
     The per-test timeout is ``timeout`` seconds (default 300), or the
-    ``TORCH_TESTING_EXT_TIMEOUT`` environment variable when set.
+    ``TORCH_TESTING_EXT_TIMEOUT`` environment variable when set. Processes the ranks leave
+    running are killed after the test and named in a ``LeftoverProcessWarning``
+    (``TORCH_TESTING_EXT_LEFTOVER_PROCESSES=fail`` fails the test instead).
     """
 
     world_size: int = 4
@@ -143,27 +149,35 @@ class MultiProcessTestCase(TestCase):
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
         parent-side skips are decided (so a skipped test starts no process); nothing to do here."""
 
-    def _effective_timeout(self) -> float:
-        from_env = os.environ.get(TIMEOUT_ENV)
-        return float(from_env) if from_env else float(self.timeout)
+    def _checked_settings(self) -> tuple[float, int, str]:
+        """The timeout, world size and leftover policy, or SettingError naming the bad one."""
+        name = type(self).__name__
+        timeout = settings.TIMEOUT.get() or settings.positive_seconds(f"{name}.timeout", self.timeout)
+        world_size = settings.positive_integer(f"{name}.world_size", self.world_size)
+        return timeout, world_size, settings.LEFTOVER_PROCESSES.get()
 
-    def _world(self) -> list[RankFacts]:
-        size = int(self.world_size)
-        return [RankFacts(rank, size, devices.rank_device(rank),
+    def _world(self, world_size: int) -> list[RankFacts]:
+        return [RankFacts(rank, world_size, devices.rank_device(rank),
                           devices.default_backend(devices.rank_device(rank)), self._test_dir)
-                for rank in range(size)]
+                for rank in range(world_size)]
 
     def _run_on_ranks(self) -> None:
+        timeout, world_size, leftover_policy = self._checked_settings()
         reason = pending_skip(self)
         if reason:
             raise unittest.SkipTest(reason)
-        if int(self.world_size) < 1:
-            raise RankError(f"world_size must be at least 1, got {self.world_size!r}")
         cls = type(self)
         task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
-        outcomes = supervisor.run_ranks(task, self._world(), self._effective_timeout(),
-                                        fork_server.forkserver_context(cls.__module__))
-        verdict = combine(outcomes)
+        ended = supervisor.run_ranks(task, self._world(world_size), timeout,
+                                     fork_server.forkserver_context(cls.__module__))
+        verdict = combine(ended.outcomes)
+        if ended.leftovers:
+            note = describe_leftovers(ended.leftovers)
+            if leftover_policy == "fail":
+                status = Status.ERROR if verdict.status in (Status.PASSED, Status.SKIPPED) else verdict.status
+                verdict = Verdict(status, "\n".join(filter(None, [verdict.message, note])))
+            else:
+                warnings.warn(LeftoverProcessWarning(f"{self.id()}: {note}"), stacklevel=2)
         if verdict.status is Status.SKIPPED:
             raise unittest.SkipTest(verdict.message)
         if verdict.status is Status.FAILED:

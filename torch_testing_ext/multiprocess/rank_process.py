@@ -114,6 +114,7 @@ def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Con
     RankOutcome on ``result``, then wait for the supervisor's release on ``result`` before
     tearing down and exiting."""
     os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server's handler is not ours
     _watch_lifeline(lifeline)
     log = _redirect_output(facts.log_path)
     enter_rank(facts)

@@ -25,9 +25,12 @@ import dataclasses
 import os
 from typing import Protocol
 
-__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "enter_rank", "STORE_FILE"]
+__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "enter_rank", "STORE_FILE",
+           "RANK_ENV"]
 
 STORE_FILE = "store"  # the FileStore path of a test, inside its directory
+# Set in each rank's environment, so the processes it starts carry their rank.
+RANK_ENV = "TORCH_TESTING_EXT_RANK"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,3 +87,4 @@ def enter_rank(facts: RankFacts) -> None:
     """Make this process the rank ``facts`` describes (called once, as a rank process starts)."""
     global _current
     _current = facts
+    os.environ[RANK_ENV] = str(facts.rank)

@@ -12,6 +12,7 @@ or SIGTERM, and the test's directory is removed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -24,12 +25,15 @@ from multiprocessing.process import BaseProcess
 
 from ..reporting.status import Status
 from ..run import interrupts
+from .fork_server import server_pid
+from .leftovers import Leftover, find_leftovers, kill_leftovers
 from .rank_outcome import RankOutcome
 from .rank_process import run_rank
 from .rank_protocol import RankFacts, RankTask
 from .skip_exit_codes import skip_reason_for_exit_code
 
-__all__ = ["run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT"]
+__all__ = ["RanksEnded", "run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_GRACE",
+           "STACK_DUMP_WAIT"]
 
 __unittest = True
 
@@ -39,6 +43,14 @@ EXIT_GRACE = 5.0  # seconds a rank that reported may take to exit once released
 RELEASE = "release"  # sent to every rank once no rank is running
 _TAIL_LINES = 40
 _TAIL_BYTES = 16_000
+
+
+@dataclasses.dataclass
+class RanksEnded:
+    """Every rank's outcome, sorted by rank, and what the ranks left running (now killed)."""
+
+    outcomes: list[RankOutcome]
+    leftovers: list[Leftover]
 
 
 def output_tail(path: str) -> str:
@@ -146,18 +158,22 @@ class _Ranks:
             except (OSError, ValueError):  # the rank is already gone
                 pass
 
-    def finish(self) -> list[RankOutcome]:
-        """Make sure every rank is gone; attach output tails to the problem outcomes."""
+    def finish(self) -> RanksEnded:
+        """Make sure every rank and whatever the ranks started is gone; attach output tails
+        to the problem outcomes."""
         deadline = time.monotonic() + EXIT_GRACE
         for process in self.processes.values():
             process.join(max(0.0, deadline - time.monotonic()))
+        # Before the ranks' process groups are killed: what is left of them is named too.
+        leftovers = find_leftovers(server_pid(), [p.pid for p in self.processes.values() if p.pid])
         for process in self.processes.values():
             _kill_group(process)
             process.join()
+        kill_leftovers(leftovers)
         for rank, outcome in self.outcomes.items():
             if outcome.status.is_problem:
                 outcome.output_tail = output_tail(self.logs[rank])
-        return [self.outcomes[rank] for rank in sorted(self.outcomes)]
+        return RanksEnded([self.outcomes[rank] for rank in sorted(self.outcomes)], leftovers)
 
     def close(self) -> None:
         for process in self.processes.values():
@@ -171,7 +187,7 @@ class _Ranks:
             self._lifeline.close()
 
 
-def _supervise(ranks: _Ranks, timeout: float) -> list[RankOutcome]:
+def _supervise(ranks: _Ranks, timeout: float) -> RanksEnded:
     deadline = time.monotonic() + timeout
     failed_at: float | None = None
     while ranks.running():
@@ -197,9 +213,10 @@ def _supervise(ranks: _Ranks, timeout: float) -> list[RankOutcome]:
 
 def run_ranks(
     task: RankTask, world: Sequence[RankFacts], timeout: float, context: BaseContext
-) -> list[RankOutcome]:
-    """Run ``task`` on one rank per entry of ``world`` (forked from ``context``'s server) and
-    return every rank's outcome, sorted by rank. The test's directory is removed afterwards."""
+) -> RanksEnded:
+    """Run ``task`` on one rank per entry of ``world`` (forked from ``context``'s server);
+    return every rank's outcome and what the ranks left running (killed by then). The test's
+    directory is removed afterwards."""
     interrupts.install_sigterm_handler()
     ranks = _Ranks(task, world)
     try:

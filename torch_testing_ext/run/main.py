@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import NoReturn
 
 from ..case.test_case import set_default_seed
-from . import interrupts
+from . import interrupts, settings
 from .arg_types import positive_int
 from .recording_result import RecordingTestResult, write_junit_xml
 
@@ -135,6 +135,11 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
     """Run the tests of the ``__main__`` module as the command line asks, then exit."""
     prog = os.path.basename(sys.argv[0]) or "test"
     args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        settings.check_environment()
+    except settings.SettingError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        sys.exit(2)
     if args.seed is not None:
         set_default_seed(args.seed)
     if args.accept:

@@ -6,17 +6,17 @@ the decorators skip in the test process (see :mod:`.skip_checks`).
 
 from __future__ import annotations
 
-import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import torch
 
 from .. import devices
+from ..run import settings
 from .skip_checks import skip_if
 
 __all__ = [
-    "env_flag",
     "TEST_CUDA",
     "TEST_XPU",
     "TEST_WITH_ROCM",
@@ -32,23 +32,26 @@ __all__ = [
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def env_flag(name: str) -> bool:
-    """True when the environment variable ``name`` is set to 1, true, yes or on."""
-    return os.environ.get(name, "0").lower() in ("1", "true", "yes", "on")
+def _read_at_import(setting: settings.EnvSetting) -> bool:
+    try:
+        return bool(setting.get())
+    except settings.SettingError as error:  # one line and exit 2, not an import traceback
+        print(f"torch_testing_ext: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 TEST_CUDA: bool = devices.accelerator_type() == "cuda"
 TEST_XPU: bool = devices.accelerator_type() == "xpu"
 TEST_WITH_ROCM: bool = torch.version.hip is not None
-TEST_WITH_SLOW: bool = env_flag("PYTORCH_TEST_WITH_SLOW")
-TEST_WITH_DEV_DBG_ASAN: bool = env_flag("PYTORCH_TEST_WITH_DEV_DBG_ASAN")
+TEST_WITH_SLOW: bool = _read_at_import(settings.TEST_WITH_SLOW)
+TEST_WITH_DEV_DBG_ASAN: bool = _read_at_import(settings.TEST_WITH_DEV_DBG_ASAN)
 # Every supported platform offers the spawn start method; kept for upstream-style imports.
 NO_MULTIPROCESSING_SPAWN: bool = False
 
 
 def slowTest(fn: _F) -> _F:
     """Run the test only when ``PYTORCH_TEST_WITH_SLOW=1``."""
-    return skip_if(lambda: not env_flag("PYTORCH_TEST_WITH_SLOW"),
+    return skip_if(lambda: not settings.TEST_WITH_SLOW.get(),
                    "test is slow; run with PYTORCH_TEST_WITH_SLOW=1 to enable it")(fn)
 
 

@@ -1,0 +1,110 @@
+"""The process table as ``/proc`` shows it: who is whose child, and what a process runs.
+
+::
+
+    table = process_table()
+    for pid in descendants([os.getpid()], table):
+        print(pid, table[pid].state, command_line(pid))
+
+Without ``/proc`` (not Linux) the table is empty and nothing is found.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterable
+from typing import NamedTuple
+
+__all__ = [
+    "ProcessInfo",
+    "process_table",
+    "descendants",
+    "command_line",
+    "environment_value",
+    "signal_all",
+]
+
+
+class ProcessInfo(NamedTuple):
+    """One row of the process table. ``state`` is ``Z`` for a zombie, ``X`` for a dead one."""
+
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+
+    @property
+    def gone(self) -> bool:
+        """True for a zombie or a dead process: it runs no more."""
+        return self.state in ("Z", "X")
+
+
+def process_table() -> dict[int, ProcessInfo]:
+    """pid -> :class:`ProcessInfo` for every process visible in /proc ({} without /proc)."""
+    table = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stream:
+                stat = stream.read().decode(errors="replace")
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) >= 4:
+            table[int(entry)] = ProcessInfo(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
+    return table
+
+
+def descendants(roots: Iterable[int], table: dict[int, ProcessInfo] | None = None) -> set[int]:
+    """Every process below ``roots`` in the parent tree (roots excluded)."""
+    table = process_table() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, info in table.items():
+        children.setdefault(info.ppid, []).append(pid)
+    found: set[int] = set()
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), []):
+            if child not in found:
+                found.add(child)
+                stack.append(child)
+    return found
+
+
+def command_line(pid: int) -> str:
+    """The command line of ``pid`` ("" if it is gone or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as stream:
+            return stream.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def environment_value(pid: int, name: str) -> str | None:
+    """The value of environment variable ``name`` in ``pid`` (as it was started), or None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as stream:
+            entries = stream.read().split(b"\0")
+    except OSError:
+        return None
+    prefix = name.encode() + b"="
+    for entry in entries:
+        if entry.startswith(prefix):
+            return entry[len(prefix):].decode(errors="replace")
+    return None
+
+
+def signal_all(pids: Iterable[int], signum: int = signal.SIGKILL) -> None:
+    """Send ``signum`` to each of ``pids``, passing over those already gone."""
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,110 @@
+"""The settings the harness reads, each checked where it is read.
+
+Environment variables and class attributes take only values the harness can use. A bad one is
+a :class:`SettingError` whose message is one line naming the setting, the value and what is
+allowed::
+
+    TORCH_TESTING_EXT_TIMEOUT='abc': expected a positive number of seconds
+
+``run_tests()`` checks every environment setting before it loads a test (one line on stderr,
+exit status 2); a bad class attribute (``timeout``, ``world_size``) fails that class's tests
+with its line before any rank starts. Torch-free.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+__all__ = [
+    "SettingError",
+    "EnvSetting",
+    "ENV_SETTINGS",
+    "TIMEOUT",
+    "LEFTOVER_PROCESSES",
+    "HF_BERT",
+    "TEST_WITH_SLOW",
+    "TEST_WITH_DEV_DBG_ASAN",
+    "positive_seconds",
+    "positive_integer",
+    "check_environment",
+]
+
+_T = TypeVar("_T")
+
+
+class SettingError(ValueError):
+    """A setting whose value the harness cannot use; the message is one line."""
+
+
+def positive_seconds(where: str, value: Any) -> float:
+    """``value`` as a positive, finite number of seconds (``where`` names the setting)."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not 0 < seconds < math.inf:
+        raise SettingError(f"{where}={value!r}: expected a positive number of seconds")
+    return seconds
+
+
+def positive_integer(where: str, value: Any) -> int:
+    """``value`` as an integer of at least 1 (``where`` names the setting)."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if isinstance(value, bool) or isinstance(value, float) and not value.is_integer() or number < 1:
+        raise SettingError(f"{where}={value!r}: expected a positive integer")
+    return number
+
+
+def _one_of(*allowed: str) -> Callable[[str, str], str]:
+    def parse(where: str, value: str) -> str:
+        if value not in allowed:
+            raise SettingError(f"{where}={value!r}: expected one of {', '.join(allowed)}")
+        return value
+
+    return parse
+
+
+_FLAG_WORDS = {"1": True, "true": True, "yes": True, "on": True,
+               "0": False, "false": False, "no": False, "off": False}
+
+
+def _flag(where: str, value: str) -> bool:
+    try:
+        return _FLAG_WORDS[value.lower()]
+    except KeyError:
+        raise SettingError(f"{where}={value!r}: expected one of 1, 0, true, false, yes, no, "
+                           "on, off") from None
+
+
+class EnvSetting:
+    """One environment variable the harness reads: its name, how it is parsed, its default."""
+
+    def __init__(self, name: str, parse: Callable[[str, str], Any], default: Any) -> None:
+        self.name = name
+        self._parse = parse
+        self.default = default
+
+    def get(self) -> Any:
+        """The variable's value (the default when unset or empty); SettingError if bad."""
+        raw = os.environ.get(self.name, "")
+        return self.default if raw == "" else self._parse(self.name, raw)
+
+
+TIMEOUT = EnvSetting("TORCH_TESTING_EXT_TIMEOUT", positive_seconds, None)
+LEFTOVER_PROCESSES = EnvSetting("TORCH_TESTING_EXT_LEFTOVER_PROCESSES", _one_of("warn", "fail"), "warn")
+HF_BERT = EnvSetting("TORCH_TESTING_EXT_HF_BERT", _one_of("upstream", "cpu"), None)
+TEST_WITH_SLOW = EnvSetting("PYTORCH_TEST_WITH_SLOW", _flag, False)
+TEST_WITH_DEV_DBG_ASAN = EnvSetting("PYTORCH_TEST_WITH_DEV_DBG_ASAN", _flag, False)
+ENV_SETTINGS = (TIMEOUT, LEFTOVER_PROCESSES, HF_BERT, TEST_WITH_SLOW, TEST_WITH_DEV_DBG_ASAN)
+
+
+def check_environment() -> None:
+    """Raise :class:`SettingError` for the first environment setting with a bad value."""
+    for setting in ENV_SETTINGS:
+        setting.get()
