@@ -25,6 +25,8 @@ __all__ = [
     "stop_forkserver",
     "forkserver_pid",
     "stop_resource_tracker",
+    "run_multiprocessing_finalizers",
+    "call_after_multiprocessing_exit",
     "set_multiprocessing_tempdir",
     "triton_has_backend",
     "register_fake_backend",
@@ -101,6 +103,25 @@ def set_multiprocessing_tempdir(path: str) -> str:
     """
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
     return config.setdefault("tempdir", path)
+
+
+@_private("multiprocessing.util._run_finalizers(0)")
+def run_multiprocessing_finalizers() -> None:
+    """Run this process's multiprocessing finalizers that would run at a normal exit, such as
+    unlinking the semaphores it created (a rank leaves with ``os._exit``; without this the
+    resource tracker later warns about "leaked semaphore objects", e.g. tqdm's lock)."""
+    import multiprocessing.util
+
+    multiprocessing.util._run_finalizers(0)  # type: ignore[attr-defined]
+
+
+@_private("multiprocessing.util.Finalize(None, callback, exitpriority=-100)")
+def call_after_multiprocessing_exit(callback: Callable[[], None]) -> None:
+    """Call ``callback`` at interpreter exit after multiprocessing's own exit work (its
+    finalizers unlink this process's semaphores, which the resource tracker must still see)."""
+    import multiprocessing.util
+
+    multiprocessing.util.Finalize(None, callback, exitpriority=-100)
 
 
 @_private("unittest.TestCase._testMethodName")

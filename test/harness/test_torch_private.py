@@ -10,6 +10,7 @@ import contextlib
 import multiprocessing
 import os
 import pathlib
+import subprocess
 import sys
 
 import torch
@@ -74,6 +75,37 @@ class TestPrivateAccessContracts(TestCase):
             private.stop_resource_tracker()
             self.assertFalse(os.path.exists(f"/proc/{pid}"))  # stopped and reaped
             private.stop_resource_tracker()  # stopping twice is harmless
+
+    def test_run_multiprocessing_finalizers(self):
+        with contract("run_multiprocessing_finalizers"):
+            import multiprocessing.util
+
+            ran = []
+            multiprocessing.util.Finalize(None, ran.append, args=("exit",), exitpriority=0)
+            private.run_multiprocessing_finalizers()
+            self.assertEqual(ran, ["exit"])
+
+    def test_call_after_multiprocessing_exit(self):
+        with contract("call_after_multiprocessing_exit"):
+            # In a child interpreter: the callback runs at exit, after the semaphore a Lock
+            # created was unlinked and unregistered (else the tracker would warn of a leak).
+            code = ("import multiprocessing as mp\n"
+                    "from torch_testing_ext import _torch_private as p\n"
+                    "lock = mp.get_context('spawn').Lock()\n"
+                    "name = lock._semlock.name\n"
+                    "def after():\n"
+                    "    import _multiprocessing\n"
+                    "    try:\n"
+                    "        _multiprocessing.sem_unlink(name)\n"
+                    "        print('still linked')\n"
+                    "    except FileNotFoundError:\n"
+                    "        print('unlinked before the callback')\n"
+                    "p.call_after_multiprocessing_exit(after)\n")
+            completed = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                       text=True, timeout=60)
+            self.assertEqual(completed.stdout.strip(), "unlinked before the callback",
+                             completed.stderr)
+            self.assertNotIn("leaked", completed.stderr)
 
     def test_set_multiprocessing_tempdir(self):
         with contract("set_multiprocessing_tempdir"):

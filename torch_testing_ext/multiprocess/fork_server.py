@@ -37,7 +37,9 @@ import warnings
 from .. import devices
 from .._torch_private import (
     PRELOADED_PRIVATE_MODULES,
+    call_after_multiprocessing_exit,
     forkserver_pid,
+    run_multiprocessing_finalizers,
     set_multiprocessing_tempdir,
     stop_forkserver,
     stop_resource_tracker,
@@ -58,7 +60,6 @@ _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODU
 _lock = threading.RLock()
 _run_dir: str | None = None
 _preloaded: tuple[str, ...] | None = None
-_stops_at_exit = False
 
 
 def _remove_run_dir(path: str) -> None:
@@ -71,12 +72,23 @@ def run_directory() -> str:
     with _lock:
         if _run_dir is None:
             _run_dir = tempfile.mkdtemp(prefix="torch_testing_ext-")
-            atexit.register(_remove_run_dir, _run_dir)
+            # After multiprocessing's own exit work: it unlinks our semaphores, which the
+            # resource tracker must not find left when we stop it.
+            call_after_multiprocessing_exit(_clean_up_at_exit)
         return _run_dir
 
 
+def _clean_up_at_exit() -> None:
+    """At the test process's exit: stop the fork server, then the resource tracker it used,
+    waiting for both (so neither outlives us, not even as a zombie); then remove the run
+    directory."""
+    stop_forkserver()
+    stop_resource_tracker()
+    if _run_dir is not None:
+        _remove_run_dir(_run_dir)
+
+
 def _start_server(preload: tuple[str, ...]) -> None:
-    global _stops_at_exit
     stop_forkserver()
     multiprocessing.set_forkserver_preload(list(preload))
     run_dir = run_directory()
@@ -93,18 +105,6 @@ def _start_server(preload: tuple[str, ...]) -> None:
     finally:
         os.environ.clear()
         os.environ.update(saved)
-    if not _stops_at_exit:
-        # Registered after run_directory's clean-up, so it runs first: the server is gone
-        # (and waited for) before the run directory is removed.
-        atexit.register(_stop_helper_processes)
-        _stops_at_exit = True
-
-
-def _stop_helper_processes() -> None:
-    """At the test process's exit: stop the fork server, then the resource tracker it used,
-    and wait for both, so that neither outlives us (not even as a zombie)."""
-    stop_forkserver()
-    stop_resource_tracker()
 
 
 def forkserver_context(test_module: str) -> multiprocessing.context.BaseContext:
@@ -142,6 +142,7 @@ def _leave_at_once() -> None:
     try:
         signal_all(descendants([os.getpid()]))
         _reap_children(SERVER_REAP_WAIT)
+        run_multiprocessing_finalizers()  # e.g. unlink semaphores the preloaded modules made
         run_dir = os.environ.get(_RUN_DIR_ENV)
         if run_dir and os.getppid() != int(os.environ[_OWNER_PID_ENV]):
             _remove_run_dir(run_dir)

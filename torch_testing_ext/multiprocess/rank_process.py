@@ -20,6 +20,7 @@ import unittest
 from multiprocessing.connection import Connection
 from typing import Any
 
+from .._torch_private import run_multiprocessing_finalizers
 from ..case.test_case import seed_everything
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
@@ -130,6 +131,7 @@ def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Con
     try:
         destroy_process_groups()
         release_retired_process_groups()
+        run_multiprocessing_finalizers()
     except BaseException:  # the outcome is sent; leave the reason in the rank's log
         traceback.print_exc()
     result.close()

@@ -34,6 +34,8 @@ __all__ = [
 
 _T = TypeVar("_T")
 
+__unittest = True  # a SettingError shows as its one line
+
 
 class SettingError(ValueError):
     """A setting whose value the harness cannot use; the message is one line."""
