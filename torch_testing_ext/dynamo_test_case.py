@@ -1,10 +1,17 @@
-"""Dynamo test cases, at the path of ``torch._dynamo.test_case``'s harness counterpart.
+"""Dynamo test cases, at the path of ``torch._dynamo.test_case`` (the plain import rewrite
+``torch._dynamo.test_case`` -> ``torch_testing_ext.dynamo_test_case`` moves a file here).
 
-The definitions live in ``dynamo/dynamo_case.py``; this module is their face.
+``TestCase`` resets Dynamo and its counters around every test and sets upstream's class-wide
+Dynamo config; ``run_tests(needs=...)`` runs the file unless a need (``"cuda"`` or a module
+name) is missing. The definitions live in ``dynamo/dynamo_case.py``.
 """
 
 from __future__ import annotations
 
 from .dynamo.dynamo_case import DynamoTestCase, reset_dynamo
+from .dynamo.dynamo_case import run_tests_if_available as run_tests
 
-__all__ = ["DynamoTestCase", "reset_dynamo"]
+__all__ = ["TestCase", "run_tests", "DynamoTestCase", "reset_dynamo"]
+
+# The upstream name.
+TestCase = DynamoTestCase

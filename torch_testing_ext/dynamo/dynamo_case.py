@@ -8,14 +8,20 @@ counters and restores grad mode if the test changed it.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
 
+from .. import devices
 from .._torch_private import clear_dynamo_counters, patch_dynamo_config
 from ..case.test_case import TestCase
+from ..run.main import run_tests as _run_tests
 
-__all__ = ["DynamoTestCase", "reset_dynamo"]
+__all__ = ["DynamoTestCase", "reset_dynamo", "run_tests_if_available"]
 
 __unittest = True
 
@@ -57,3 +63,22 @@ class DynamoTestCase(TestCase):
         reset_dynamo()
         super().tearDown()
         torch.set_grad_enabled(self._grad_enabled_before)
+
+
+def _missing(need: str) -> bool:
+    if need == "cuda":
+        return devices.accelerator_type() != "cuda"
+    return importlib.util.find_spec(need) is None
+
+
+def run_tests_if_available(needs: str | Sequence[str] = ()) -> None:
+    """``run_tests()``, unless something the file needs is missing: ``"cuda"`` (a CUDA device)
+    or the name of a module that must import. Then it says which, and exits 0 having run
+    nothing, as upstream's ``torch._dynamo.test_case.run_tests(needs=...)`` does."""
+    wanted = (needs,) if isinstance(needs, str) else tuple(needs)
+    missing = [need for need in wanted if _missing(need)]
+    if missing:
+        prog = os.path.basename(sys.argv[0]) or "test"
+        print(f"{prog}: skipped: needs {', '.join(missing)}", file=sys.stderr)
+        sys.exit(0)
+    _run_tests()
