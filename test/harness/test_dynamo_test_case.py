@@ -16,7 +16,7 @@ from torch_testing_ext.common_utils import TestCase as PlainTestCase
 from torch_testing_ext.common_utils import run_tests
 from torch_testing_ext.dynamo_test_case import TestCase
 
-from fixtures.inprocess_cases import Counting
+from fixtures import inprocess_cases
 
 SCRIPT = textwrap.dedent("""
     import sys
@@ -33,6 +33,7 @@ SCRIPT = textwrap.dedent("""
 
 class TestDynamoTestCase(PlainTestCase):
     def test_every_test_starts_with_clean_counters_and_grad_mode(self):
+        Counting = inprocess_cases.Counting
         Counting.seen = []
         suite = unittest.TestSuite([Counting("test_a"), Counting("test_b")])
         result = unittest.TestResult()
