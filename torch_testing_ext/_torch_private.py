@@ -38,6 +38,8 @@ __all__ = [
     "cpu_device_switch_disabled",
     "live_process_groups",
     "test_method_name",
+    "privateuse1_backend_name",
+    "ddp_logging_data",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -145,16 +147,19 @@ def triton_has_backend() -> bool:
     return bool(has_triton())
 
 
-@_private("torch._C._distributed_c10d.FakeProcessGroup._create_internal")
+@_private("torch._C._distributed_c10d.FakeProcessGroup._create_internal, "
+          "torch.distributed.Backend._plugins")
 def register_fake_backend() -> None:
-    """Register the ``fake`` process-group backend (no communication) unless torch did.
+    """Register the ``fake`` process-group backend (no communication) unless it is registered.
 
-    torch 2.13 registers it when ``torch.distributed`` is imported; older releases only
-    when ``torch.testing._internal.distributed.fake_pg`` is imported.
+    torch 2.13 lists ``fake`` in ``Backend.backend_list`` from the start, but can create it
+    only once ``torch.testing._internal.distributed.fake_pg`` was imported (``torch._dynamo``
+    imports it); until then ``init_process_group("fake")`` fails with "Unknown c10d backend
+    type FAKE". Only the plugin table tells the two apart.
     """
     import torch.distributed as dist
 
-    if "fake" in dist.Backend.backend_list:
+    if "FAKE" in dist.Backend._plugins:  # type: ignore[attr-defined]
         return
     from torch._C._distributed_c10d import FakeProcessGroup
 
@@ -239,3 +244,19 @@ def live_process_groups() -> list[Any]:
     import torch.distributed as dist
 
     return list(dist.distributed_c10d._world.pg_map)
+
+
+@_private("torch._C._get_privateuse1_backend_name()")
+def privateuse1_backend_name() -> str:
+    """The name the PrivateUse1 device type goes by (``"privateuseone"`` until an out-of-tree
+    backend renames it with ``torch.utils.rename_privateuse1_backend``)."""
+    import torch
+
+    return torch._C._get_privateuse1_backend_name()
+
+
+@_private("DistributedDataParallel._get_ddp_logging_data()")
+def ddp_logging_data(model: Any) -> dict[str, Any]:
+    """What a DDP module's logger recorded: ``iteration``, and ``has_error``/``error`` once
+    DDP raised an error it logs (an unused parameter, a reducer mismatch...)."""
+    return dict(model._get_ddp_logging_data())

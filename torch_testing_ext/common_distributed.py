@@ -2,12 +2,17 @@
 ``torch.testing._internal.common_distributed``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``multiprocess/`` (the rank machinery), ``dynamo/``,
-``process_groups/`` and ``skips/``.
+import. The definitions live in ``multiprocess/`` (the rank machinery),
+``distributed_cases/``, ``dynamo/``, ``process_groups/``, ``skips/`` and ``case/``.
 """
 
 from __future__ import annotations
 
+from .case.output_capture import captured_output
+from .distributed_cases.ddp_checks import verify_ddp_error_logged
+from .distributed_cases.distributed_test_base import DistributedTestBase
+from .distributed_cases.rank_devices import init_multigpu_helper, requires_ddp_rank
+from .distributed_cases.subtests import run_subtests
 from .dynamo.dynamo_distributed_cases import (
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,
@@ -15,6 +20,8 @@ from .dynamo.dynamo_distributed_cases import (
 from .dynamo.per_rank_init import dynamo_dist_per_rank_init
 from .multiprocess.multiprocess_test_case import MultiProcessTestCase
 from .multiprocess.skip_exit_codes import TEST_SKIPS, TestSkip
+from .process_groups.debug_levels import with_dist_debug_levels
+from .process_groups.gloo_device import create_device
 from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
 from .skips import distributed_skips
 from .skips.distributed_skips import (
@@ -24,6 +31,11 @@ from .skips.distributed_skips import (
     requires_nccl,
     requires_world_size,
     skip_if_lt_x_gpu,
+    skip_if_no_gpu,
+    skip_if_odd_worldsize,
+    skip_if_rocm_multiprocess,
+    skip_if_small_worldsize,
+    skip_if_win32,
     transformers_import_error,
 )
 
@@ -37,6 +49,14 @@ __all__ = [
     "init_single_process_group",
     "TEST_SKIPS",
     "TestSkip",
+    "DistributedTestBase",
+    "run_subtests",
+    "with_dist_debug_levels",
+    "captured_output",
+    "verify_ddp_error_logged",
+    "create_device",
+    "init_multigpu_helper",
+    "requires_ddp_rank",
 ]
 __all__ += distributed_skips.__all__
 

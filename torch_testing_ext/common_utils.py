@@ -1,34 +1,62 @@
 """General test utilities, named as in ``torch.testing._internal.common_utils``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. Definitions live in ``case/`` (TestCase, parametrize), ``run/`` (run_tests) and
-``skips/`` (flags and generic skip decorators).
+import. Definitions live in ``case/`` (TestCase, parametrize, temporary paths),
+``run/`` (run_tests), ``skips/`` (flags and generic skip decorators) and ``process_groups/``
+(free ports).
 """
 
 from __future__ import annotations
 
-from .case.parametrize import instantiate_parametrized_tests, parametrize
+from .case.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
+from .case.serial_mark import serialTest
+from .case.temp_paths import TemporaryDirectoryName, TemporaryFileName
 from .case.test_case import TestCase
+from .process_groups.ports import (
+    ADDRESS_IN_USE,
+    CONNECT_TIMEOUT,
+    find_free_port,
+    retry_on_connect_failures,
+)
 from .run.main import load_tests, run_tests
 from .skips import platform_skips
 from .skips.platform_skips import (
+    IS_FBCODE,
+    IS_MACOS,
+    IS_SANDCASTLE,
+    IS_WINDOWS,
     NO_MULTIPROCESSING_SPAWN,
     TEST_CUDA,
+    TEST_HPU,
     TEST_WITH_DEV_DBG_ASAN,
     TEST_WITH_ROCM,
     TEST_WITH_SLOW,
+    TEST_WITH_TORCHDYNAMO,
     TEST_XPU,
+    skip_but_pass_in_sandcastle,
     skip_but_pass_in_sandcastle_if,
+    skipIfHpu,
     skipIfRocm,
+    skipIfTorchDynamo,
     skipIfXpu,
     slowTest,
+    xfailIfTorchDynamo,
 )
 
 __all__ = [
     "TestCase",
     "run_tests",
     "parametrize",
+    "subtest",
+    "decorateIf",
     "instantiate_parametrized_tests",
     "load_tests",
+    "serialTest",
+    "TemporaryFileName",
+    "TemporaryDirectoryName",
+    "find_free_port",
+    "retry_on_connect_failures",
+    "ADDRESS_IN_USE",
+    "CONNECT_TIMEOUT",
 ]
 __all__ += platform_skips.__all__

@@ -26,7 +26,7 @@ import importlib.util
 import json
 import os
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
@@ -38,6 +38,8 @@ __all__ = [
     "accelerator_type",
     "device_type",
     "device_count",
+    "devices_of_type",
+    "privateuse1_type",
     "rank_device",
     "select_rank_device",
     "default_backend",
@@ -60,6 +62,7 @@ class DeviceFacts:
 
     accelerator: str | None  # "cuda", "xpu", ... or None on a CPU-only machine
     device_count: int  # number of accelerator devices (0 without an accelerator)
+    privateuse1: str | None  # the name of an available PrivateUse1 (out-of-tree) backend
     backends: tuple[str, ...]  # process-group backends compiled into this torch
     triton: bool  # triton imports and has a usable backend for the accelerator
     gpu_inductor: bool  # Inductor can generate GPU (triton) kernels here
@@ -88,6 +91,8 @@ def _probe() -> DeviceFacts:
         }
         backends = [name for name, check in checks.items() if check()]
 
+    privateuse1 = _available_privateuse1(torch)
+
     triton = False
     if importlib.util.find_spec("triton") is not None:
         try:
@@ -98,7 +103,18 @@ def _probe() -> DeviceFacts:
             triton = False
     gpu_inductor = triton and accelerator in ("cuda", "xpu")
     cpu_inductor = shutil.which(os.environ.get("CXX", "c++")) is not None
-    return DeviceFacts(accelerator, count, tuple(backends), triton, gpu_inductor, cpu_inductor)
+    return DeviceFacts(accelerator, count, privateuse1, tuple(backends), triton, gpu_inductor,
+                       cpu_inductor)
+
+
+def _available_privateuse1(torch: Any) -> str | None:
+    """The PrivateUse1 backend's name if one is registered (as ``torch.<name>``) and available."""
+    from ._torch_private import privateuse1_backend_name
+
+    name = privateuse1_backend_name()
+    module = getattr(torch, name, None)
+    is_available = getattr(module, "is_available", None)
+    return name if callable(is_available) and is_available() else None
 
 
 @functools.cache
@@ -131,6 +147,20 @@ def device_type() -> str:
 def device_count() -> int:
     """Number of accelerator devices; 0 on a CPU-only machine."""
     return facts().device_count
+
+
+def devices_of_type(device_type: str) -> int:
+    """How many devices of a type (``"cpu"``, ``"cuda"``, ``"cuda:1"``...) tests can use: one
+    CPU, the accelerator's device count, and none of any other type."""
+    kind = device_type.split(":")[0]
+    if kind == "cpu":
+        return 1
+    return device_count() if kind == accelerator_type() else 0
+
+
+def privateuse1_type() -> str | None:
+    """The device type of an available PrivateUse1 (out-of-tree) backend, by its name, or None."""
+    return facts().privateuse1
 
 
 def rank_device(rank: int) -> str:

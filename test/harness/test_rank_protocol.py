@@ -1,11 +1,10 @@
 """Self-tests of the test <-> rank protocol: the hooks a subclass may override, the facts a
 rank reads through its properties, and tracebacks that start at the user's frame."""
 
-import os
 import unittest
 
+from torch_testing_ext import devices
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess import fork_server
 from torch_testing_ext.multiprocess.rank_protocol import current_rank_facts
 
 from fixtures import rank_hooks
@@ -17,14 +16,7 @@ def run_case(cls, method):
     return result
 
 
-def logged(method, world_size=2):
-    lines = {}
-    for rank in range(world_size):
-        path = rank_hooks.hook_log(fork_server.run_directory(), method, rank)
-        with open(path) as log:
-            lines[rank] = log.read().split()
-        os.remove(path)
-    return lines
+logged = rank_hooks.take_logs
 
 
 class TestRankHooks(TestCase):
@@ -63,6 +55,17 @@ class TestRankFacts(TestCase):
         self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
         self.assertEqual(result.testsRun, 1)
 
+    def test_a_subclass_keeps_its_own_facts_defined_as_properties(self):
+        result = run_case(rank_hooks.OwnFactsAsProperties, "test_own_properties")
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        self.assertEqual(logged("test_own_properties"), {0: ["ran"], 1: ["ran"]})
+        self.assertEqual(rank_hooks.OwnFactsAsProperties("test_own_properties").rank, 7)
+
+    def test_a_subclass_keeps_its_own_facts_defined_as_class_attributes(self):
+        result = run_case(rank_hooks.OwnFactsAsAttributes, "test_own_attributes")
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        self.assertEqual(logged("test_own_attributes"), {0: ["ran"], 1: ["ran"]})
+
     def test_the_test_process_is_not_a_rank(self):
         test = rank_hooks.DefaultFacts("test_facts")
         self.assertIsNone(current_rank_facts())
@@ -71,6 +74,7 @@ class TestRankFacts(TestCase):
             test.device
         with self.assertRaisesRegex(AttributeError, "only a rank process"):
             test.backend
+        self.assertEqual(test.device_type, devices.device_type())
 
 
 class TestRankTracebacks(TestCase):

@@ -20,7 +20,15 @@ import torch_testing_ext
 from torch_testing_ext import _torch_private as private
 from torch_testing_ext.common_utils import TestCase, run_tests
 
+from fixtures import distributed_ranks
+
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
+
+
+def in_child_interpreter(code, timeout=120):
+    """Run ``code`` in a fresh interpreter; the completed process (text output)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout)
 
 
 @contextlib.contextmanager
@@ -101,8 +109,7 @@ class TestPrivateAccessContracts(TestCase):
                     "    except FileNotFoundError:\n"
                     "        print('unlinked before the callback')\n"
                     "p.call_after_multiprocessing_exit(after)\n")
-            completed = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                       text=True, timeout=60)
+            completed = in_child_interpreter(code, timeout=60)
             self.assertEqual(completed.stdout.strip(), "unlinked before the callback",
                              completed.stderr)
             self.assertNotIn("leaked", completed.stderr)
@@ -129,6 +136,15 @@ class TestPrivateAccessContracts(TestCase):
 
     def test_register_fake_backend(self):
         with contract("register_fake_backend"):
+            # In a fresh interpreter first: there nothing (torch._dynamo) has registered it yet.
+            code = ("import sys, torch, torch.distributed as dist\n"
+                    "from torch_testing_ext import _torch_private as p\n"
+                    "assert 'torch._dynamo' not in sys.modules\n"
+                    "p.register_fake_backend()\n"
+                    "dist.init_process_group('fake', store=dist.HashStore(), rank=1, world_size=3)\n"
+                    "print(dist.get_rank(), dist.get_world_size())\n")
+            completed = in_child_interpreter(code)
+            self.assertEqual(completed.stdout.strip(), "1 3", completed.stderr)
             private.register_fake_backend()
             self.assertIn("fake", dist.Backend.backend_list)
             dist.init_process_group("fake", store=dist.HashStore(), rank=1, world_size=3)
@@ -201,6 +217,35 @@ class TestPrivateAccessContracts(TestCase):
             finally:
                 dist.destroy_process_group()
             self.assertEqual(private.live_process_groups(), [])
+
+    def test_privateuse1_backend_name(self):
+        with contract("privateuse1_backend_name"):
+            self.assertIsInstance(private.privateuse1_backend_name(), str)
+            # Renaming is for good, so in a child interpreter.
+            code = ("import torch\n"
+                    "from torch_testing_ext import _torch_private as p\n"
+                    "before = p.privateuse1_backend_name()\n"
+                    "torch.utils.rename_privateuse1_backend('tteunit')\n"
+                    "print(before, p.privateuse1_backend_name())\n")
+            completed = in_child_interpreter(code)
+            self.assertEqual(completed.stdout.split(), ["privateuseone", "tteunit"], completed.stderr)
+
+    def test_ddp_logging_data(self):
+        with contract("ddp_logging_data"):
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                model = torch.nn.parallel.DistributedDataParallel(distributed_ranks.HalfUsed())
+                self.assertEqual(private.ddp_logging_data(model)["iteration"], 0)
+                self.assertNotIn("has_error", private.ddp_logging_data(model))
+                model(torch.ones(1, 2)).sum().backward()
+                with self.assertRaisesRegex(RuntimeError, "Expected to have finished reduction"):
+                    model(torch.ones(1, 2))  # a parameter went unused in the previous step
+                logged = private.ddp_logging_data(model)
+                self.assertEqual(logged["has_error"], 1)
+                self.assertIn("Expected to have finished reduction", logged["error"])
+                del model  # before its group goes (see process_groups/teardown.py)
+            finally:
+                dist.destroy_process_group()
 
     def test_preloaded_private_modules(self):
         import importlib

@@ -73,9 +73,9 @@ class MultiProcessTestCase(TestCase):
     Inside a rank: ``rank``, ``world_size`` (default 4; override as a class attribute or a
     property), ``file_name`` (a fresh per-test path for a ``FileStore``), ``device`` (``"cpu"``,
     or ``"<type>:<rank>"`` on an accelerator) and ``backend`` (that device's default backend).
-    ``rank``, ``device`` and ``backend`` are read-only properties over the rank's facts, so a
-    subclass may define its own as a property or class attribute. In the test's own process
-    ``rank`` is -1.
+    ``rank``, ``device``, ``device_type`` and ``backend`` are read-only properties over the
+    rank's facts, so a subclass may define its own as a property or class attribute (the
+    harness itself reads only the facts). In the test's own process ``rank`` is -1.
 
     Hooks a subclass may override (call ``super()``):
 
@@ -115,6 +115,13 @@ class MultiProcessTestCase(TestCase):
     def device(self) -> str:
         """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
         return _in_rank().device
+
+    @property
+    def device_type(self) -> str:
+        """The type of this rank's device (``"cpu"``, ``"cuda"``...); in the test's own process,
+        the type its ranks will use."""
+        facts = current_rank_facts()
+        return devices.device_type() if facts is None else facts.device.split(":")[0]
 
     @property
     def backend(self) -> str:

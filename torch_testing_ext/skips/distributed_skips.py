@@ -1,12 +1,20 @@
-"""Skip decorators for distributed tests, all decided in the test process (no rank started)."""
+"""Skip decorators for distributed tests, all decided in the test process (no rank started).
+
+Where upstream reads the ``WORLD_SIZE`` and ``BACKEND`` environment variables inside a rank,
+these read the test's ``world_size`` and the ``BACKEND`` variable (default: the machine's
+device backend) in the test process.
+"""
 
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .. import devices
+from .platform_skips import TEST_WITH_ROCM
 from .skip_checks import skip_if, skip_when
 
 __all__ = [
@@ -17,6 +25,11 @@ __all__ = [
     "import_transformers_or_skip",
     "requires_world_size",
     "transformers_import_error",
+    "skip_if_no_gpu",
+    "skip_if_small_worldsize",
+    "skip_if_odd_worldsize",
+    "skip_if_rocm_multiprocess",
+    "skip_if_win32",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -80,3 +93,49 @@ def import_transformers_or_skip() -> Callable[[_F], _F]:
 def requires_world_size(n: int) -> Callable[[_F], _F]:
     """Skip unless the test's ``world_size`` is at least ``n``."""
     return skip_when(lambda test: f"Test requires world size of {n}" if int(test.world_size) < n else None)
+
+
+def skip_if_no_gpu(fn: _F) -> _F:
+    """Skip unless every rank can have its own accelerator (``world_size`` devices).
+
+    Such a test addresses one accelerator per rank, which CPU ranks cannot stand in for, so it
+    skips on a CPU-only machine as upstream does, saying so.
+    """
+
+    def check(test: Any) -> str | None:
+        needed = int(test.world_size)
+        accelerator = devices.accelerator_type()
+        if accelerator is None:
+            return (f"skip_if_no_gpu: needs an accelerator for each of the {needed} ranks; this "
+                    "machine has none, and the test is not meaningful on CPU ranks")
+        if devices.device_count() < needed:
+            return f"Need at least {needed} {accelerator.upper()} devices"
+        return None
+
+    return skip_when(check)(fn)
+
+
+def _uses_mpi() -> bool:
+    return os.environ.get("BACKEND", devices.default_backend()) == "mpi"
+
+
+def skip_if_small_worldsize(fn: _F) -> _F:
+    """Skip when the test's ``world_size`` is below 8 (unless ``BACKEND=mpi``)."""
+    return skip_when(lambda test: None if _uses_mpi() or int(test.world_size) >= 8 else
+                     f"Skipped due to small world size ({test.world_size} < 8).")(fn)
+
+
+def skip_if_odd_worldsize(fn: _F) -> _F:
+    """Skip when the test's ``world_size`` is odd (unless ``BACKEND=mpi``)."""
+    return skip_when(lambda test: None if _uses_mpi() or int(test.world_size) % 2 == 0 else
+                     f"Skipped due to odd world size ({test.world_size}).")(fn)
+
+
+def skip_if_rocm_multiprocess(fn: _F) -> _F:
+    """Skip a multi-process test on ROCm builds of PyTorch."""
+    return skip_if(TEST_WITH_ROCM, "Test skipped for ROCm")(fn)
+
+
+def skip_if_win32() -> Callable[[_F], _F]:
+    """Skip on Windows."""
+    return skip_if(sys.platform == "win32", "This unit test case is not supported on Windows platform")

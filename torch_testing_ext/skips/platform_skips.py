@@ -2,11 +2,17 @@
 
 The flags are computed once, from :mod:`torch_testing_ext.devices` and the environment;
 the decorators skip in the test process (see :mod:`.skip_checks`).
+
+Three upstream flags are constant here: this harness never runs inside Meta's build
+(``IS_FBCODE``) or CI (``IS_SANDCASTLE``), and has no mode that runs every test under Dynamo
+(``TEST_WITH_TORCHDYNAMO``), so the decorators keyed on them never fire, and the
+"pass in Sandcastle" skips are plain skips.
 """
 
 from __future__ import annotations
 
 import sys
+import unittest
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -19,6 +25,12 @@ from .skip_checks import skip_if
 __all__ = [
     "TEST_CUDA",
     "TEST_XPU",
+    "TEST_HPU",
+    "IS_WINDOWS",
+    "IS_MACOS",
+    "IS_FBCODE",
+    "IS_SANDCASTLE",
+    "TEST_WITH_TORCHDYNAMO",
     "TEST_WITH_ROCM",
     "TEST_WITH_SLOW",
     "TEST_WITH_DEV_DBG_ASAN",
@@ -26,6 +38,10 @@ __all__ = [
     "slowTest",
     "skipIfXpu",
     "skipIfRocm",
+    "skipIfHpu",
+    "skipIfTorchDynamo",
+    "xfailIfTorchDynamo",
+    "skip_but_pass_in_sandcastle",
     "skip_but_pass_in_sandcastle_if",
 ]
 
@@ -42,6 +58,12 @@ def _read_at_import(setting: settings.EnvSetting) -> bool:
 
 TEST_CUDA: bool = devices.accelerator_type() == "cuda"
 TEST_XPU: bool = devices.accelerator_type() == "xpu"
+TEST_HPU: bool = devices.accelerator_type() == "hpu"
+IS_WINDOWS: bool = sys.platform == "win32"
+IS_MACOS: bool = sys.platform == "darwin"
+IS_FBCODE: bool = False
+IS_SANDCASTLE: bool = False
+TEST_WITH_TORCHDYNAMO: bool = False
 TEST_WITH_ROCM: bool = torch.version.hip is not None
 TEST_WITH_SLOW: bool = _read_at_import(settings.TEST_WITH_SLOW)
 TEST_WITH_DEV_DBG_ASAN: bool = _read_at_import(settings.TEST_WITH_DEV_DBG_ASAN)
@@ -63,6 +85,29 @@ def skipIfXpu(fn: _F) -> _F:
 def skipIfRocm(fn: _F) -> _F:
     """Skip on ROCm builds of PyTorch."""
     return skip_if(TEST_WITH_ROCM, "test doesn't currently work on the ROCm stack")(fn)
+
+
+def skipIfHpu(fn: _F) -> _F:
+    """Skip on Intel Gaudi (HPU) machines."""
+    return skip_if(TEST_HPU, "test doesn't currently work with HPU")(fn)
+
+
+def skipIfTorchDynamo(msg: str = "test doesn't currently work with dynamo") -> Callable[[_F], _F]:
+    """Skip with ``msg`` when the tests run under Dynamo (``TEST_WITH_TORCHDYNAMO``; never here)."""
+    if not isinstance(msg, str):
+        raise TypeError(f"skipIfTorchDynamo takes a message, got {msg!r}: write @skipIfTorchDynamo()")
+    # Read when the test runs, so that a self-test can switch the flag on.
+    return skip_if(lambda: TEST_WITH_TORCHDYNAMO, msg)
+
+
+def xfailIfTorchDynamo(fn: _F) -> _F:
+    """Expect ``fn`` to fail when the tests run under Dynamo (``TEST_WITH_TORCHDYNAMO``; never here)."""
+    return unittest.expectedFailure(fn) if TEST_WITH_TORCHDYNAMO else fn
+
+
+def skip_but_pass_in_sandcastle(reason: str) -> Callable[[_F], _F]:
+    """Always skip with ``reason`` (Meta's internal CI reports such skips as passes)."""
+    return skip_if(True, reason)
 
 
 def skip_but_pass_in_sandcastle_if(condition: bool, reason: str) -> Callable[[_F], _F]:

@@ -1,0 +1,8 @@
+"""Device-type tests: a generic test class instantiated once per device type (CPU, the
+machine's accelerator, a PrivateUse1 backend), as ``common_device_type`` does upstream.
+
+- ``device_bases``: ``DeviceTypeTestBase`` and which device types a file is instantiated for;
+- ``device_decorators``: ``dtypes``, ``onlyCPU``/``onlyCUDA``/``onlyAccelerator``/``onlyOn``,
+  ``deviceCountAtLeast``;
+- ``device_instantiation``: ``instantiate_device_type_tests``.
+"""

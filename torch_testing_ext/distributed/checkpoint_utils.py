@@ -1,0 +1,7 @@
+"""Checkpoint test helpers, named as in ``torch.testing._internal.distributed.checkpoint_utils``."""
+
+from __future__ import annotations
+
+from ..distributed_cases.shared_temp_dir import with_temp_dir
+
+__all__ = ["with_temp_dir"]

@@ -1,0 +1,47 @@
+"""``run_subtests``: one test body over every combination of some keyword arguments.
+
+Cheaper than one test per combination when starting ranks or a process group dominates::
+
+    def test_wrap(self):
+        run_subtests(self, {"use_orig_params": [False, True], "offload": [False, True]},
+                     self._check_wrap, torch.nn.Linear(2, 2))
+"""
+
+from __future__ import annotations
+
+import itertools
+import unittest
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["run_subtests"]
+
+__unittest = True
+
+
+def run_subtests(
+    cls_inst: unittest.TestCase,
+    subtest_config: dict[str, list[Any]],
+    test_fn: Callable[..., Any],
+    *test_args: Any,
+    **test_kwargs: Any,
+) -> None:
+    """Call ``test_fn(*test_args, **test_kwargs, **combination)`` for every combination of
+    ``subtest_config``'s values, each as a ``subTest`` of ``cls_inst``.
+
+    Dynamo is reset around each call, and after each call every rank waits at a barrier of
+    the default group, if there is one. (Inside a rank, the first failing combination fails
+    the rank; in one process, unittest reports each failing combination.)
+    """
+    names = list(subtest_config)
+    for values in itertools.product(*subtest_config.values()):
+        combination = dict(zip(names, values))
+        with cls_inst.subTest(**combination):
+            torch.compiler.reset()
+            test_fn(*test_args, **test_kwargs, **combination)
+            torch.compiler.reset()
+        if dist.is_initialized():
+            dist.barrier()
