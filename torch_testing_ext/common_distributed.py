@@ -26,6 +26,7 @@ from .process_groups.rendezvous import init_single_process_group, rendezvous_ini
 from .skips import distributed_skips
 from .skips.distributed_skips import (
     import_transformers_or_skip,
+    require_n_gpus_for_nccl_backend,
     requires_accelerator_dist_backend,
     requires_gloo,
     requires_nccl,

@@ -19,6 +19,7 @@ from torch_testing_ext.common_distributed import (
     captured_output,
     create_device,
     init_multigpu_helper,
+    require_n_gpus_for_nccl_backend,
     requires_ddp_rank,
     run_subtests,
     skip_if_no_gpu,
@@ -220,6 +221,17 @@ class TestSkipDecorators(TestCase):
             self.assertEqual(skip_reason(skip_if_no_gpu), "Need at least 2 CUDA devices")
         with pretend_accelerator("xpu", 2):
             self.assertIsNone(skip_reason(skip_if_no_gpu))
+
+    def test_require_n_gpus_for_nccl_backend(self):
+        with pretend_accelerator(None):
+            self.assertIsNone(skip_reason(require_n_gpus_for_nccl_backend(2, "gloo")))
+            self.assertEqual(skip_reason(require_n_gpus_for_nccl_backend(2, "nccl")),
+                             "Need at least 2 CUDA devices")
+        with pretend_accelerator("cuda", 2):
+            self.assertIsNone(skip_reason(require_n_gpus_for_nccl_backend(2, "nccl")))
+            self.assertIsNotNone(skip_reason(require_n_gpus_for_nccl_backend(4, "nccl")))
+        with pretend_accelerator("xpu", 8):
+            self.assertIsNotNone(skip_reason(require_n_gpus_for_nccl_backend(2, "nccl")))
 
     def test_world_size_skips(self):
         with mock.patch.dict(os.environ):

@@ -19,6 +19,7 @@ from .skip_checks import skip_if, skip_when
 
 __all__ = [
     "skip_if_lt_x_gpu",
+    "require_n_gpus_for_nccl_backend",
     "requires_gloo",
     "requires_nccl",
     "requires_accelerator_dist_backend",
@@ -49,6 +50,16 @@ def skip_if_lt_x_gpu(x: int, allow_cpu: bool = False) -> Callable[[_F], _F]:
         enough = devices.device_count() >= x
     kind = (accelerator or "cuda").upper()
     return skip_if(not enough, f"Need at least {x} {kind} devices")
+
+
+def require_n_gpus_for_nccl_backend(n: int, backend: str) -> Callable[[_F], _F]:
+    """Skip when ``backend`` is ``"nccl"`` and the machine has fewer than ``n`` CUDA devices.
+
+    Any other backend runs the test whatever the device count (a gloo test runs on CPU).
+    """
+    cuda_devices = devices.device_count() if devices.accelerator_type() == "cuda" else 0
+    too_few = backend == "nccl" and cuda_devices < n
+    return skip_if(too_few, f"Need at least {n} CUDA devices")
 
 
 def requires_gloo() -> Callable[[_F], _F]:
