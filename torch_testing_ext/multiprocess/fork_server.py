@@ -11,6 +11,9 @@ The server must not initialise an accelerator (a forked child could not use it),
 the device facts through the environment (``devices.export_facts``) and
 ``PYTORCH_NVML_BASED_CUDA_CHECK=1``. All temporary files of a test run live in one run
 directory; the server removes it if the test process dies without doing so (``kill -9``).
+Multiprocessing's socket lives there too, unless TMPDIR is so long that the socket's path
+would not fit an ``AF_UNIX`` address (108 bytes): then it gets a directory of its own in
+``/tmp``, removed in the same way.
 
 Nothing outlives the test process. At its exit the test process stops the server and waits
 for it. The server is a child subreaper, so whatever a rank leaves behind, even in a session
@@ -52,17 +55,24 @@ __all__ = ["forkserver_context", "run_directory", "server_pid"]
 SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
 _RUN_DIR_ENV = "TORCH_TESTING_EXT_RUN_DIR"
+_SOCKET_DIR_ENV = "TORCH_TESTING_EXT_SOCKET_DIR"
 _OWNER_PID_ENV = "TORCH_TESTING_EXT_OWNER_PID"
+# multiprocessing names its sockets "<dir>/listener-XXXXXXXX"; an AF_UNIX path holds at most
+# 107 bytes on Linux and 103 on macOS and the BSDs (plus the closing NUL).
+_SOCKET_NAME_BYTES = len("/listener-XXXXXXXX")
+_SOCKET_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
+_SHORT_TEMP_DIR = "/tmp"
 # This module first: it arms the server's exit before the seconds of importing torch.
 _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
                  "torch_testing_ext.multiprocess.rank_process")
 
 _lock = threading.RLock()
 _run_dir: str | None = None
+_socket_dir: str | None = None
 _preloaded: tuple[str, ...] | None = None
 
 
-def _remove_run_dir(path: str) -> None:
+def _remove_dir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
@@ -81,11 +91,28 @@ def run_directory() -> str:
 def _clean_up_at_exit() -> None:
     """At the test process's exit: stop the fork server, then the resource tracker it used,
     waiting for both (so neither outlives us, not even as a zombie); then remove the run
-    directory."""
+    directory (and the socket directory, if it lies elsewhere)."""
     stop_forkserver()
     stop_resource_tracker()
-    if _run_dir is not None:
-        _remove_run_dir(_run_dir)
+    for path in (_run_dir, _socket_dir):
+        if path is not None:
+            _remove_dir(path)
+
+
+def _socket_directory(run_dir: str) -> str:
+    """multiprocessing's socket directory (created once): inside the run directory, unless a
+    long TMPDIR would make a socket's path there too long to bind; then in /tmp."""
+    global _socket_dir
+    if _socket_dir is None:
+        _socket_dir = tempfile.mkdtemp(prefix="mp-", dir=run_dir)
+        if len(os.fsencode(_socket_dir)) + _SOCKET_NAME_BYTES > _SOCKET_PATH_MAX:
+            try:
+                short = tempfile.mkdtemp(prefix=f"torch_testing_ext-{os.getpid()}-mp-", dir=_SHORT_TEMP_DIR)
+            except OSError:  # no usable /tmp: binding will fail, naming the path
+                return _socket_dir
+            os.rmdir(_socket_dir)
+            _socket_dir = short
+    return _socket_dir
 
 
 def _start_server(preload: tuple[str, ...]) -> None:
@@ -98,9 +125,9 @@ def _start_server(preload: tuple[str, ...]) -> None:
         devices.export_facts()
         os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
         os.environ[_RUN_DIR_ENV] = run_dir
+        os.environ[_SOCKET_DIR_ENV] = _socket_directory(run_dir)
         os.environ[_OWNER_PID_ENV] = str(os.getpid())
-        # Keep multiprocessing's own socket directory inside the run directory as well.
-        set_multiprocessing_tempdir(tempfile.mkdtemp(prefix="mp-", dir=run_dir))
+        set_multiprocessing_tempdir(os.environ[_SOCKET_DIR_ENV])
         multiprocessing.forkserver.ensure_running()
     finally:
         os.environ.clear()
@@ -138,14 +165,15 @@ def _reap_children(wait: float) -> None:
 
 def _leave_at_once() -> None:
     """Runs in the server as it exits: kill and reap every process below it, remove the run
-    directory if its owner died first, and exit without interpreter teardown."""
+    and socket directories if its owner died first, and exit without interpreter teardown."""
     try:
         signal_all(descendants([os.getpid()]))
         _reap_children(SERVER_REAP_WAIT)
         run_multiprocessing_finalizers()  # e.g. unlink semaphores the preloaded modules made
-        run_dir = os.environ.get(_RUN_DIR_ENV)
-        if run_dir and os.getppid() != int(os.environ[_OWNER_PID_ENV]):
-            _remove_run_dir(run_dir)
+        if os.getppid() != int(os.environ[_OWNER_PID_ENV]):
+            for name in (_RUN_DIR_ENV, _SOCKET_DIR_ENV):
+                if os.environ.get(name):
+                    _remove_dir(os.environ[name])
     finally:
         os._exit(0)
 

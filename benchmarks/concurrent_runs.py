@@ -1,0 +1,447 @@
+"""Concurrent runs on one machine: do they all pass, collide, or leave processes behind?
+
+Three scenarios, each started at once and watched to the end:
+
+- ``files``: ``--runs`` (default 4) concurrent ``python test/<file>.py`` runs of each file in
+  ``--files`` (default ``distributed/_composable/test_replicate`` and
+  ``distributed/test_c10d_spawn_gloo``), one table row per file;
+- ``driver``: ``--runs`` concurrent ``python run_test.py --shard i N --save-xml DIR_i``
+  (i = 1..N, N = ``--runs``), each with its own report directory; ``--driver-include`` and
+  ``--driver-exclude`` are passed on as ``-i``/``-x`` to keep it short on a small machine
+  (default: the multi-process files other than the Dynamo one);
+- ``xdist``: ``python -m pytest -n 2 -k <--xdist-k> <--xdist-files>`` (pytest-xdist: each
+  worker is a test process with its own fork server; default: ``test/distributed`` without
+  its longest Dynamo tests).
+
+Every run gets its own empty TMPDIR and a fresh marker in an environment variable that every
+process it starts inherits. While the runs go, ``/proc`` is polled for every process carrying
+a marker (the test processes, fork servers, resource trackers, ranks, xdist workers...). Once
+a run has exited, its processes must be gone from the process table, zombies included, within
+``EXIT_BOUND`` (1 s); whatever is still there is counted as left (and killed at the end). The
+run's TMPDIR must be empty. Torch's inductor cache is kept outside the TMPDIRs and shared, as
+concurrent jobs on one machine share it (the part of it that torch always puts in
+``$TMPDIR/torchinductor_<user>`` is torch's, and not counted).
+
+Collisions: runs whose output (and JUnit reports) mention EADDRINUSE, "Address already in use",
+a store or rendezvous error, a missing or existing file of the multiprocessing machinery, or a
+socket path too long to bind.
+
+Usage:
+
+    python benchmarks/concurrent_runs.py                       # all three scenarios
+    python benchmarks/concurrent_runs.py --scenario files      # only the file runs
+    python benchmarks/concurrent_runs.py --scenario driver --driver-include all
+    python benchmarks/concurrent_runs.py --scenario xdist --xdist-k ''   # every distributed test
+    python benchmarks/concurrent_runs.py --keep                # keep logs, reports and TMPDIRs
+
+It prints one table row per scenario (runs; tests passed, failed, skipped; collisions;
+processes seen and left 1 s after exit; TMPDIR entries left; wall time), then each run's
+details, and exits 1 if any run failed, collided or left anything behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import getpass
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
+
+from torch_testing_ext.process_tree.proc_table import (  # noqa: E402
+    command_line,
+    environment_value,
+    process_table,
+)
+
+MARKER_ENV = "TTE_CONCURRENT_RUN_MARKER"
+EXIT_BOUND = 1.0  # seconds after a run's exit by which none of its processes may be left
+TAIL_LINES = 12  # lines of a failed run's output shown
+# Torch's own on-disk inductor cache: parts of it ignore TORCHINDUCTOR_CACHE_DIR and always go to
+# $TMPDIR/torchinductor_<user> (torch 2.13). It is torch's, kept on purpose, so not counted.
+TORCH_CACHE = "torchinductor_"
+DEFAULT_FILES = ["distributed/_composable/test_replicate", "distributed/test_c10d_spawn_gloo"]
+# Four concurrent shards of the whole suite take far too long on a 2-core machine (the Dynamo
+# file alone is ~6 min of CPU). By default the driver runs every multi-process file except
+# that one: the other distributed files and the harness's multi-process self-tests.
+DEFAULT_DRIVER_INCLUDE = [
+    "distributed/_composable/test_replicate",
+    "harness/test_multiprocess",
+    "distributed/test_c10d_spawn",
+    "distributed/test_c10d_spawn_gloo",
+    "harness/test_fork_server",
+    "harness/test_multiproc_device_ids",
+    "harness/test_rank_protocol",
+    "harness/test_rank_release",
+    "harness/test_nothing_outlives",
+    "harness/test_concurrent_runs",
+]
+DEFAULT_XDIST_FILES = ["test/distributed"]
+# Likewise pytest -n 2 on all of test/distributed takes ~7 min here; by default it leaves out
+# the Dynamo file's longest tests (BERT models, autotuning, layout optimizations: ~4 min).
+DEFAULT_XDIST_K = "not hf_bert and not autotune and not layout_optimizations"
+
+COLLISION = re.compile(
+    r"EADDRINUSE|Address already in use|Errno 98\b|DistNetworkError|DistStoreError"
+    r"|server socket has failed to (listen|bind)|Connection refused|ECONNREFUSED"
+    r"|Timed? ?out waiting for (key|store|rendezvous)|wait timeout after|Socket Timeout"
+    r"|FileExistsError|FileNotFoundError: .*(torch_testing_ext-|pymp-|listener-|/store\b)"
+    r"|ConnectionRefusedError|rendezvous.*(error|fail|timed? ?out)|AF_UNIX path too long",
+    re.IGNORECASE,
+)
+UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
+UNITTEST_VERDICT = re.compile(r"^(OK|FAILED)(?: \((.*)\))?\s*$", re.MULTILINE)
+PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)\b")
+DRIVER_SUMMARY = re.compile(r"^summary: (\d+) passed, (\d+) failed, (\d+) skipped", re.MULTILINE)
+
+
+@dataclasses.dataclass
+class Counts:
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.passed + other.passed, self.failed + other.failed, self.skipped + other.skipped)
+
+
+def unittest_counts(output: str) -> Counts | None:
+    """Counts from unittest's closing lines (``Ran 17 tests`` and ``OK (skipped=4)``)."""
+    ran, verdict = UNITTEST_RAN.findall(output), UNITTEST_VERDICT.findall(output)
+    if not ran or not verdict:
+        return None
+    details = dict(item.strip().split("=") for item in verdict[-1][1].split(",") if "=" in item)
+    failed = int(details.get("failures", 0)) + int(details.get("errors", 0))
+    skipped = int(details.get("skipped", 0))
+    others = int(details.get("expected failures", 0)) + int(details.get("unexpected successes", 0))
+    return Counts(int(ran[-1]) - failed - skipped - others, failed, skipped)
+
+
+def pytest_counts(output: str) -> Counts | None:
+    """Counts from pytest's last summary line (``22 passed, 6 skipped in 17.90s``)."""
+    lines = [line for line in output.splitlines() if PYTEST_COUNT.search(line) and " in " in line]
+    if not lines:
+        return None
+    found = {kind: int(n) for n, kind in PYTEST_COUNT.findall(lines[-1])}
+    failed = found.get("failed", 0) + found.get("error", 0) + found.get("errors", 0)
+    return Counts(found.get("passed", 0), failed, found.get("skipped", 0))
+
+
+def driver_counts(output: str) -> Counts | None:
+    """Counts from run_test.py's closing line (``summary: 40 passed, 0 failed, 3 skipped``)."""
+    found = DRIVER_SUMMARY.findall(output)
+    return Counts(*map(int, found[-1])) if found else None
+
+
+@dataclasses.dataclass
+class Run:
+    """One command, started with its own TMPDIR and marker, and what was seen of it."""
+
+    label: str
+    argv: list[str]
+    directory: Path
+    parse: Callable[[str], Counts | None]  # the counts in its output
+    reports: Path | None = None
+    marker: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
+    seen: dict[int, str] = dataclasses.field(default_factory=dict)  # pid -> command line
+    started_at: float = 0.0
+    exited_at: float | None = None
+    left: list[int] | None = None  # decided EXIT_BOUND s after the exit at the latest
+    returncode: int | None = None
+    process: subprocess.Popen | None = None
+    counts: Counts | None = None  # from here on, filled in by conclude()
+    collisions: list[str] = dataclasses.field(default_factory=list)
+    tmp_left: list[str] = dataclasses.field(default_factory=list)
+    tail: list[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def tmp(self) -> Path:
+        return self.directory / "tmp"
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "output.log"
+
+    def start(self, inductor_cache: str) -> None:
+        self.tmp.mkdir(parents=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TESTING_EXT_")}
+        env.update({MARKER_ENV: self.marker, "TMPDIR": str(self.tmp),
+                    "TORCHINDUCTOR_CACHE_DIR": inductor_cache})
+        with open(self.log, "wb") as log:
+            self.started_at = time.monotonic()
+            self.process = subprocess.Popen(self.argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+                                            stdout=log, stderr=subprocess.STDOUT)
+        self.seen[self.process.pid] = shlex.join(self.argv)
+
+    def remaining(self, table: dict) -> list[int]:
+        """Its processes still in the process table: any it was seen with (zombies included;
+        a live one only if it still carries the marker, in case the pid was reused) and any
+        live process carrying the marker."""
+        left = []
+        for pid, info in table.items():
+            if pid in self.seen and info.gone:
+                left.append(pid)
+            elif not info.gone and environment_value(pid, MARKER_ENV) == self.marker:
+                left.append(pid)
+        return sorted(left)
+
+    def conclude(self) -> None:
+        """Read what the run produced (before its directory is removed)."""
+        output = self.log.read_text(errors="replace")
+        self.counts = self.parse(output)
+        self.tail = output.splitlines()[-TAIL_LINES:]
+        texts = [output]
+        if self.reports is not None:
+            texts += [p.read_text(errors="replace") for p in sorted(self.reports.rglob("*.xml"))]
+        # Lines of its output and reports that look like a port, store or file collision.
+        self.collisions = [line.strip() for text in texts for line in text.splitlines()
+                           if COLLISION.search(line)]
+        self.tmp_left = sorted(p.name for p in self.tmp.iterdir() if not p.name.startswith(TORCH_CACHE))
+
+    @property
+    def passed(self) -> bool:
+        return self.returncode == 0 and self.counts is not None and self.counts.failed == 0
+
+    @property
+    def clean(self) -> bool:
+        return self.passed and not (self.left or self.collisions or self.tmp_left)
+
+
+class Watcher:
+    """Polls /proc for every process carrying the marker of a run still being watched."""
+
+    def __init__(self, runs: list[Run], poll: float) -> None:
+        self.runs = runs
+        self.poll = poll
+        self._by_marker = {run.marker: run for run in runs}
+        self._unmarked: set[int] = set()  # live pids without a marker (read once)
+
+    def scan(self) -> dict:
+        table = process_table()
+        self._unmarked &= set(table)  # a pid that vanished may come back as a new process
+        for pid, info in table.items():
+            if info.gone or pid in self._unmarked:
+                continue
+            run = self._by_marker.get(environment_value(pid, MARKER_ENV) or "")
+            if run is None:
+                self._unmarked.add(pid)
+            elif pid not in run.seen:
+                run.seen[pid] = command_line(pid)
+        return table
+
+    def watch(self, timeout: float) -> None:
+        """Until every run has exited and been checked for leftovers (or ``timeout``)."""
+        deadline = time.monotonic() + timeout
+        while any(run.left is None for run in self.runs):
+            table = self.scan()
+            now = time.monotonic()
+            for run in self.runs:
+                if run.exited_at is None:
+                    if run.process.poll() is not None:
+                        run.exited_at, run.returncode = now, run.process.returncode
+                    elif now > deadline:
+                        print(f"  {run.label}: still running after {timeout:g} s; killing it", flush=True)
+                        kill_tree(run)
+                    continue
+                if run.left is None:
+                    remaining = run.remaining(table)
+                    if not remaining or now >= run.exited_at + EXIT_BOUND:
+                        run.left = remaining
+                        for pid in remaining:
+                            run.seen.setdefault(pid, command_line(pid))
+            time.sleep(self.poll)
+
+
+def kill_tree(run: Run) -> None:
+    """SIGKILL the run's process and every live process carrying its marker."""
+    pids = {run.process.pid} | set(run.remaining(process_table()))
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+@dataclasses.dataclass
+class Scenario:
+    name: str
+    runs: list[Run]
+    note: str = ""
+    wall: float = 0.0
+
+
+def file_scenarios(args: argparse.Namespace, work: Path) -> list[Scenario]:
+    scenarios = []
+    for name in args.files:
+        script = f"test/{name}.py"
+        runs = [Run(f"{Path(name).name} #{i}", [sys.executable, script], work / f"{Path(name).name}-{i}",
+                    unittest_counts) for i in range(1, args.runs + 1)]
+        scenarios.append(Scenario(f"{args.runs} x {script}", runs))
+    return scenarios
+
+
+def driver_scenario(args: argparse.Namespace, work: Path) -> Scenario:
+    selection = []
+    if args.driver_include != ["all"]:
+        selection += ["-i", *args.driver_include]
+    if args.driver_exclude:
+        selection += ["-x", *args.driver_exclude]
+    runs = []
+    for i in range(1, args.runs + 1):
+        directory = work / f"driver-{i}"
+        reports = directory / "reports"
+        argv = [sys.executable, "run_test.py", "--shard", str(i), str(args.runs), "--save-xml",
+                str(reports), "--continue-through-error", *selection]
+        runs.append(Run(f"shard {i}/{args.runs}", argv, directory, driver_counts, reports))
+    note = ("whole suite" if args.driver_include == ["all"] else
+            f"subset: -i {' '.join(args.driver_include)}") + (
+            f" -x {' '.join(args.driver_exclude)}" if args.driver_exclude else "")
+    return Scenario(f"{args.runs} x run_test.py --shard i {args.runs}", runs, note)
+
+
+def xdist_scenario(args: argparse.Namespace, work: Path) -> Scenario:
+    # -p no:cacheprovider: the pytest run must not write .pytest_cache into the checkout.
+    selection = ["-k", args.xdist_k] if args.xdist_k else []
+    # --basetemp: pytest keeps its base temp directory on purpose; keep it out of the TMPDIR.
+    argv = [sys.executable, "-m", "pytest", "-n", str(args.xdist_workers), "-q", "-p", "no:cacheprovider",
+            f"--basetemp={work / 'xdist' / 'pytest-basetemp'}", *selection, *args.xdist_files]
+    runs = [Run(f"pytest -n {args.xdist_workers}", argv, work / "xdist", pytest_counts)]
+    note = f"subset: -k {shlex.quote(args.xdist_k)}" if args.xdist_k else "every test"
+    return Scenario(f"pytest -n {args.xdist_workers} {' '.join(args.xdist_files)}", runs, note)
+
+
+def run_scenario(scenario: Scenario, args: argparse.Namespace, inductor_cache: str) -> None:
+    print(f"== {scenario.name}" + (f"  ({scenario.note})" if scenario.note else ""), flush=True)
+    started = time.monotonic()
+    for run in scenario.runs:
+        run.start(inductor_cache)
+    try:
+        Watcher(scenario.runs, args.poll).watch(args.timeout)
+    finally:
+        for run in scenario.runs:
+            if run.process.poll() is None or run.left:
+                kill_tree(run)  # leave nothing of ours behind, whatever was found
+            run.process.wait()
+            run.conclude()
+    scenario.wall = time.monotonic() - started
+    for run in scenario.runs:
+        counts = run.counts
+        shown = "?" if counts is None else f"{counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped"
+        print(f"  {run.label}: exit {run.returncode}, {shown}, {len(run.seen)} processes seen, "
+              f"{len(run.left)} left, {run.exited_at - run.started_at:.1f} s", flush=True)
+
+
+def table(scenarios: list[Scenario]) -> str:
+    header = ("scenario", "runs", "passed", "failed", "skipped", "collisions", "procs seen",
+              "procs left 1 s after exit", "tmp left", "wall")
+    rows = [header]
+    for s in scenarios:
+        counts = [run.counts for run in s.runs]
+        total = sum((c for c in counts if c is not None), Counts())
+        unknown = sum(c is None for c in counts)
+        failed = f"{total.failed}" + (f" (+{unknown} unparsed)" if unknown else "")
+        ok_runs = sum(run.passed for run in s.runs)
+        rows.append((s.name, f"{ok_runs}/{len(s.runs)} ok", str(total.passed), failed, str(total.skipped),
+                     str(sum(bool(run.collisions) for run in s.runs)),
+                     str(sum(len(run.seen) for run in s.runs)),
+                     str(sum(len(run.left) for run in s.runs)),
+                     str(sum(len(run.tmp_left) for run in s.runs)), f"{s.wall:.0f} s"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines.insert(1, "-+-".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def details(scenarios: list[Scenario]) -> str:
+    lines = []
+    for s in scenarios:
+        for run in s.runs:
+            problems = []
+            if not run.passed:
+                problems.append(f"failed (exit {run.returncode}); the end of its output:")
+                problems += [f"  | {line}" for line in run.tail]
+            problems += [f"collision? {line[:200]}" for line in run.collisions[:5]]
+            problems += [f"left: pid {pid}: {run.seen.get(pid, '?')[:200]}" for pid in run.left]
+            problems += [f"left in TMPDIR: {name}" for name in run.tmp_left[:10]]
+            if problems:
+                lines.append(f"{s.name} / {run.label}: {shlex.join(run.argv)}")
+                lines += [f"    {p}" for p in problems]
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenario", nargs="+", choices=("files", "driver", "xdist"),
+                        default=["files", "driver", "xdist"], help="which scenarios to run (default: all)")
+    parser.add_argument("--runs", type=int, default=4, help="concurrent runs (and shards) per scenario")
+    parser.add_argument("--files", nargs="+", default=DEFAULT_FILES, metavar="NAME",
+                        help="test files for the 'files' scenario (path under test/ without .py)")
+    parser.add_argument("--driver-include", nargs="+", default=DEFAULT_DRIVER_INCLUDE, metavar="NAME",
+                        help="passed as -i to run_test.py ('all': the whole suite)")
+    parser.add_argument("--driver-exclude", nargs="+", default=[], metavar="PREFIX",
+                        help="passed as -x to run_test.py")
+    parser.add_argument("--xdist-files", nargs="+", default=DEFAULT_XDIST_FILES, metavar="PATH",
+                        help="what 'pytest -n' runs (default: test/distributed)")
+    parser.add_argument("--xdist-k", default=DEFAULT_XDIST_K, metavar="EXPR",
+                        help="pytest -k EXPR for the 'xdist' scenario ('': every test)")
+    parser.add_argument("--xdist-workers", type=int, default=2, help="pytest -n N")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds per scenario before killing")
+    parser.add_argument("--poll", type=float, default=0.05, help="seconds between /proc scans")
+    parser.add_argument("--keep", action="store_true", help="keep logs, reports and TMPDIRs")
+    args = parser.parse_args(argv)
+    if args.runs < 1 or args.xdist_workers < 1:
+        parser.error("--runs and --xdist-workers must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    # Torch's inductor cache lives in the default temp dir; keep it there (shared and warm),
+    # not in each run's TMPDIR.
+    inductor_cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), f"torchinductor_{getpass.getuser()}")
+    work = Path(tempfile.mkdtemp(prefix="concurrent_runs-"))
+    scenarios = []
+    if "files" in args.scenario:
+        scenarios += file_scenarios(args, work)
+    if "driver" in args.scenario:
+        scenarios.append(driver_scenario(args, work))
+    if "xdist" in args.scenario:
+        scenarios.append(xdist_scenario(args, work))
+    started = time.monotonic()
+    try:
+        for scenario in scenarios:
+            run_scenario(scenario, args, inductor_cache)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    if args.keep:
+        print(f"\nlogs, reports and TMPDIRs kept in {work}")
+    print()
+    print(table(scenarios))
+    for scenario in scenarios:
+        if scenario.note:
+            print(f"{scenario.name}: {scenario.note}")
+    print(f"total {time.monotonic() - started:.0f} s; processes left = still in the process table "
+          f"(zombies included) {EXIT_BOUND:g} s after the run exited")
+    problems = details(scenarios)
+    if problems:
+        print("\nProblems:\n" + problems)
+    return 0 if all(run.clean for s in scenarios for run in s.runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
