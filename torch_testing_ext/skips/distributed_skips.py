@@ -83,7 +83,7 @@ def requires_accelerator_dist_backend(
     available = any(devices.backend_available(b) for b in wanted)
     if allow_cpu and devices.accelerator_type() is None:
         available = available or devices.backend_available("gloo")
-    return skip_if(not available, f"c10d was not compiled with any of the {'/'.join(wanted)} backends")
+    return skip_if(not available, f"No accelerator communication backend available among {list(wanted)}")
 
 
 @functools.cache
