@@ -1,0 +1,160 @@
+"""Upstream test files on PyTorch's own harness and, migrated, on ours: outcomes and wall time.
+
+Give it PyTorch test files (for example copies of ``test/distributed/test_join.py`` read from
+``pytorch/pytorch``; they are never copied into this repository). It copies them twice into a
+temporary directory, rewrites one copy with ``python -m torch_testing_ext.migrate``, then runs
+every copied file that has a ``__main__`` block, on each side in turn (upstream first), as
+``python FILE -v``. Files without one are copied as the others' helpers (``test_c10d_spawn.py``
+for ``test_c10d_spawn_gloo.py``). It prints one table row per file: tests passed, skipped and
+failed on each harness, wall time of each, the speed-up, and how many tests ended differently
+(each difference is listed below the table)::
+
+    python benchmarks/side_by_side.py /tmp/upstream/test_*.py
+    python benchmarks/side_by_side.py /tmp/upstream/test_join.py --keep   # keep the copies and logs
+
+Exit status: 0 when every file ended the same way on both, 1 otherwise, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEADER = re.compile(r"^(test\w*) \(([\w.]+)\)")
+VERDICT = re.compile(r"(?:\.\.\. ?|^)(ok|skipped .*|FAIL|ERROR|expected failure|unexpected success)\s*$")
+PASSED, SKIPPED, FAILED = "passed", "skipped", "failed"
+
+
+def outcomes(verbose_output: str) -> dict[str, str]:
+    """``{"Class.test": "ok" | "skipped 'why'" | ...}`` from unittest's ``-v`` output."""
+    found: dict[str, str] = {}
+    current = None
+    for line in verbose_output.splitlines():
+        header = HEADER.match(line)
+        if header:
+            dotted = header.group(2).split(".")
+            test_class = dotted[-2] if dotted[-1] == header.group(1) else dotted[-1]
+            current = f"{test_class}.{header.group(1)}"
+        verdict = VERDICT.search(line)
+        if verdict and current and current not in found:
+            found[current] = verdict.group(1)
+    return found
+
+
+def kind(verdict: str) -> str:
+    if verdict in ("ok", "expected failure"):
+        return PASSED
+    return SKIPPED if verdict.startswith("skipped") else FAILED
+
+
+@dataclasses.dataclass
+class SideRun:
+    """One file run on one harness."""
+
+    status: int
+    seconds: float
+    tests: dict[str, str]
+    log: Path
+
+    def count(self, which: str) -> int:
+        return sum(kind(v) == which for v in self.tests.values())
+
+    def cells(self) -> list[str]:
+        failed = self.count(FAILED) + (1 if self.status and not self.count(FAILED) else 0)
+        return [str(self.count(PASSED)), str(self.count(SKIPPED)), str(failed), f"{self.seconds:.1f} s"]
+
+
+def run_file(directory: Path, name: str, timeout: float, log: Path) -> SideRun:
+    started = time.monotonic()
+    with open(log, "w") as out:
+        try:
+            status = subprocess.run([sys.executable, name, "-v"], cwd=directory, stdout=out,
+                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            status = -1
+            out.write(f"\nside_by_side.py: timed out after {timeout:g} s\n")
+    seconds = time.monotonic() - started
+    return SideRun(status, seconds, outcomes(log.read_text(errors="replace")), log)
+
+
+def runnable(path: Path) -> bool:
+    return re.search(r"^if __name__ == ['\"]__main__['\"]", path.read_text(errors="replace"), re.M) is not None
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", type=Path, help="upstream test files (and their helpers)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per file and side")
+    parser.add_argument("--keep", action="store_true", help="keep the copies and the logs")
+    args = parser.parse_args(argv)
+    for path in args.files:
+        if path.suffix != ".py" or not path.is_file():
+            parser.error(f"not a Python file: {path}")
+    if len({p.name for p in args.files}) != len(args.files):
+        parser.error("two files share a name")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="side_by_side-"))
+    sides = {"upstream": work / "upstream", "ours": work / "ours"}
+    for directory in sides.values():
+        directory.mkdir()
+        for path in args.files:
+            shutil.copy(path, directory / path.name)
+    migrated = subprocess.run([sys.executable, "-m", "torch_testing_ext.migrate", str(sides["ours"])],
+                              capture_output=True, text=True)
+    if migrated.returncode:
+        print(f"side_by_side.py: migrate failed: {migrated.stdout}{migrated.stderr}", file=sys.stderr)
+        return 1
+    rows, differences = [], []
+    for path in args.files:
+        if not runnable(path):
+            continue
+        runs = {}
+        for side, directory in sides.items():
+            runs[side] = run_file(directory, path.name, args.timeout, work / f"{side}-{path.stem}.log")
+            print(f"{side:8} {path.name}: exit {runs[side].status}, {runs[side].seconds:.1f} s", flush=True)
+        upstream, ours = runs["upstream"], runs["ours"]
+        differ = sorted(t for t in upstream.tests.keys() | ours.tests.keys()
+                        if kind(upstream.tests.get(t, "missing")) != kind(ours.tests.get(t, "missing")))
+        differences += [f"{path.name} {t}: upstream {upstream.tests.get(t, 'missing')!s:.80}; "
+                        f"ours {ours.tests.get(t, 'missing')!s:.80}" for t in differ]
+        speedup = upstream.seconds / ours.seconds if ours.seconds else float("inf")
+        same = (not differ) and (upstream.status == 0) == (ours.status == 0)
+        rows.append([path.name, str(len(upstream.tests)), *upstream.cells(), *ours.cells(),
+                     f"{speedup:.1f}x", "yes" if same else f"no ({len(differ)})"])
+    header = ["file", "tests", "upstream pass", "skip", "fail", "wall", "ours pass", "skip", "fail",
+              "wall", "speed-up", "same outcomes"]
+    print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    total_up = sum(float(r[5].split()[0]) for r in rows)
+    total_ours = sum(float(r[9].split()[0]) for r in rows)
+    print(f"\ntotal wall: upstream {total_up:.1f} s, ours {total_ours:.1f} s "
+          f"({total_up / total_ours if total_ours else float('inf'):.1f}x); torch {torch_version()}")
+    if differences:
+        print("\nTests that ended differently:\n" + "\n".join(differences))
+    if args.keep:
+        print(f"\ncopies and logs kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0 if all(row[-1] == "yes" for row in rows) else 1
+
+
+def torch_version() -> str:
+    return subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                          capture_output=True, text=True).stdout.strip()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
