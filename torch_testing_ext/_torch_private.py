@@ -264,3 +264,249 @@ def ddp_logging_data(model: Any) -> dict[str, Any]:
     """What a DDP module's logger recorded: ``iteration``, and ``has_error``/``error`` once
     DDP raised an error it logs (an unused parameter, a reducer mismatch...)."""
     return dict(model._get_ddp_logging_data())
+
+
+# -- DTensor tests (dtensor_cases/) ---------------------------------------------------------
+
+@_private("torch.utils._pytree.tree_flatten")
+def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+    """The leaves of a nested structure (tuples, lists, dicts, namedtuples...) and its spec."""
+    from torch.utils import _pytree
+
+    return _pytree.tree_flatten(tree)
+
+
+@_private("torch.utils._pytree.tree_unflatten")
+def tree_unflatten(leaves: list[Any], spec: Any) -> Any:
+    """The structure :func:`tree_flatten` described, rebuilt around new leaves."""
+    from torch.utils import _pytree
+
+    return _pytree.tree_unflatten(leaves, spec)
+
+
+@_private("torch._is_functional_tensor")
+def is_functional_tensor(tensor: Any) -> bool:
+    """Whether ``tensor`` is a functionalization wrapper (DTensor cannot hold one)."""
+    import torch
+
+    return bool(torch._is_functional_tensor(tensor))
+
+
+@_private("torch.distributed._local_tensor")
+def local_tensor_api() -> Any:
+    """The LocalTensor module (one process simulating every rank), or None when this torch
+    has none. Its names used here: ``LocalTensor``, ``LocalTensorMode``, ``LocalIntNode``,
+    ``maybe_disable_local_tensor_mode``, ``maybe_run_for_local_tensor``."""
+    import importlib
+
+    try:
+        return importlib.import_module("torch.distributed._local_tensor")
+    except ImportError:
+        return None
+
+
+@_private("torch.autograd._enable_record_function")
+def set_record_function_enabled(enabled: bool) -> None:
+    """Turn profiler ``record_function`` ranges on or off (LocalTensor tests turn them off)."""
+    import torch
+
+    torch.autograd._enable_record_function(enabled)
+
+
+@_private("torch.distributed.tensor._random._rng_tracker")
+def reset_dtensor_rng_tracker() -> None:
+    """Forget DTensor's random-number tracker, so the next mesh makes a fresh one."""
+    from torch.distributed.tensor import _random
+
+    _random._rng_tracker = None
+
+
+@_private("torch.distributed.tensor._dtensor_spec.ShardOrderEntry")
+def shard_order_entry(tensor_dim: int, mesh_dims: tuple[int, ...]) -> Any:
+    """One entry of a DTensor shard order: ``tensor_dim`` split over ``mesh_dims``, in order."""
+    from torch.distributed.tensor._dtensor_spec import ShardOrderEntry
+
+    return ShardOrderEntry(tensor_dim=tensor_dim, mesh_dims=tuple(mesh_dims))
+
+
+@_private("DTensor._spec (.placements, .shard_order, .use_strided_shard_as_shard_order), "
+          "torch.distributed.tensor._redistribute.redistribute_local_tensor")
+def redistribute_to_shard_order(dtensor: Any, placements: tuple[Any, ...], shard_order: Any,
+                                use_graph_based_transform: bool = True) -> Any:
+    """``dtensor`` moved to ``placements`` sharded in ``shard_order`` (a tuple of
+    :func:`shard_order_entry`, or None for the default order); ``dtensor`` itself when that is
+    where it already is."""
+    import copy
+
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor._redistribute import redistribute_local_tensor
+
+    old_spec = dtensor._spec
+    new_spec = copy.deepcopy(old_spec)
+    new_spec.placements = tuple(placements)
+    new_spec.shard_order = () if shard_order is None else shard_order
+    if new_spec == old_spec:
+        return dtensor
+    local = redistribute_local_tensor(dtensor.to_local(), old_spec, new_spec,
+                                      use_graph_based_transform=use_graph_based_transform)
+    moved = DTensor.from_local(local, dtensor.device_mesh)
+    moved._spec = copy.deepcopy(new_spec)
+    return moved
+
+
+@_private("DTensor._spec.use_strided_shard_as_shard_order, DTensorSpec.__post_init__")
+def use_plain_shard_order(dtensor: Any) -> None:
+    """Make ``dtensor``'s spec describe its shard order without ``_StridedShard`` placements."""
+    spec = dtensor._spec
+    spec.use_strided_shard_as_shard_order = False
+    spec.__post_init__()
+
+
+@_private("DeviceMesh._concatenate")
+def concatenate_meshes(meshes: list[Any]) -> Any:
+    """One mesh whose dimensions are those of ``meshes`` (submeshes of one root), in order."""
+    from torch.distributed.device_mesh import DeviceMesh
+
+    return DeviceMesh._concatenate(meshes)
+
+
+__all__ += ["tree_flatten", "tree_unflatten", "is_functional_tensor", "local_tensor_api",
+            "set_record_function_enabled", "reset_dtensor_rng_tracker", "shard_order_entry",
+            "redistribute_to_shard_order", "use_plain_shard_order", "concatenate_meshes"]
+
+
+# -- FSDP tests (fsdp_cases/) ---------------------------------------------------------------
+
+@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group (module)", checked_on=("2.13.0",))
+def fsdp_param_group_module() -> Any:
+    """The module of fully_shard's parameter groups: its globals ``foreach_all_gather`` and
+    ``foreach_reduce`` are the collectives ``FSDPParamGroup`` calls, looked up at call time."""
+    import importlib
+
+    return importlib.import_module("torch.distributed.fsdp._fully_shard._fsdp_param_group")
+
+
+@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.FSDPParamGroup",
+          checked_on=("2.13.0",))
+def fsdp_param_group_class() -> type:
+    """``FSDPParamGroup``: one fully_shard communication group; its methods ``unshard``,
+    ``reshard`` and ``post_backward`` run on every forward and backward."""
+    return fsdp_param_group_module().FSDPParamGroup  # type: ignore[no-any-return]
+
+
+@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.RegisterPostBackwardFunction",
+          checked_on=("2.13.0",))
+def fsdp_post_backward_function_class() -> type:
+    """The autograd function whose ``backward`` runs fully_shard's post-backward hook."""
+    return fsdp_param_group_module().RegisterPostBackwardFunction  # type: ignore[no-any-return]
+
+
+@_private("ShardingStrategy._HYBRID_SHARD_ZERO2", checked_on=("2.13.0",))
+def fsdp_hybrid_sharding_strategies() -> frozenset[Any]:
+    """FullyShardedDataParallel's hybrid strategies (which shard within a node and replicate
+    across nodes, so take no single process group)."""
+    from torch.distributed.fsdp import ShardingStrategy
+
+    return frozenset({ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2})
+
+
+@_private("torch.distributed._composable.checkpoint", checked_on=("2.13.0",))
+def composable_checkpoint() -> Callable[..., Any]:
+    """The composable activation checkpointing API (``checkpoint(module)`` in place)."""
+    from torch.distributed._composable import checkpoint
+
+    return checkpoint  # type: ignore[no-any-return]
+
+
+@_private("torch._inductor.config.patch(...)", checked_on=("2.13.0",))
+def patch_inductor_config(**changes: Any) -> contextlib.AbstractContextManager[Any]:
+    """A context manager that sets Inductor config values for its block."""
+    import torch._inductor.config
+
+    return torch._inductor.config.patch(**changes)
+
+
+__all__ += ["fsdp_param_group_module", "fsdp_param_group_class",
+            "fsdp_post_backward_function_class", "fsdp_hybrid_sharding_strategies",
+            "composable_checkpoint", "patch_inductor_config"]
+
+
+@_private("torch.distributed._local_tensor.LocalIntNode._local_ints (via SymInt.node)")
+def local_int_values(value: Any) -> dict[int, int]:
+    """A LocalTensor SymInt's value on each simulated rank."""
+    return dict(value.node._local_ints)
+
+
+__all__ += ["local_int_values"]
+
+
+# -- the threaded world (threads/) ----------------------------------------------------------
+
+@_private("torch.distributed.distributed_c10d._world", checked_on=("2.13.0",))
+def c10d_world() -> Any:
+    """The object torch.distributed keeps its process groups in (a ``_World``, or the
+    thread-local world a threaded test installed)."""
+    import torch.distributed as dist
+
+    return dist.distributed_c10d._world
+
+
+@_private("torch.distributed.distributed_c10d._world = ...", checked_on=("2.13.0",))
+def set_c10d_world(world: Any) -> None:
+    """Make ``world`` the object torch.distributed keeps its process groups in (every c10d
+    function reads the module attribute at call time)."""
+    import torch.distributed as dist
+
+    dist.distributed_c10d._world = world
+
+
+@_private("torch.distributed.distributed_c10d._World (its properties)", checked_on=("2.13.0",))
+def c10d_world_fields() -> list[str]:
+    """The names of the properties a c10d world offers (what a thread-local world must offer)."""
+    import torch.distributed as dist
+
+    world_class = dist.distributed_c10d._World
+    return sorted(name for name in dir(world_class)
+                  if isinstance(getattr(world_class, name), property))
+
+
+@_private("torch._C._distributed_c10d._set_thread_isolation_mode", checked_on=("2.13.0",))
+def set_thread_isolated_group_registry(enabled: bool) -> None:
+    """Make the C++ registry of process groups by name (what functional collectives resolve a
+    group name in) per thread while ``enabled``, so rank threads can reuse group names."""
+    import torch
+
+    torch._C._distributed_c10d._set_thread_isolation_mode(enabled)
+
+
+@_private("sys._current_frames()", checked_on=("2.13.0",))
+def thread_frames() -> dict[int, Any]:
+    """The frame each running thread is executing, by thread ident."""
+    import sys
+
+    return sys._current_frames()
+
+
+@_private("ctypes.pythonapi.PyThreadState_SetAsyncExc", checked_on=("2.13.0",))
+def raise_in_thread(ident: int, exception: type[BaseException]) -> bool:
+    """Make the thread ``ident`` raise ``exception`` at its next Python instruction (a thread
+    blocked in C, e.g. ``time.sleep``, raises only once it returns). True if the thread exists."""
+    import ctypes
+
+    changed = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                                         ctypes.py_object(exception))
+    if changed > 1:  # cannot happen for one ident; undo as CPython's documentation asks
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident), None)
+    return changed == 1
+
+
+@_private("Work._source_rank() (dist.recv from any source asks its work)", checked_on=("2.13.0",))
+def answer_source_rank(work_class: type) -> type:
+    """Class decorator for a Python ``dist.Work``: ``dist.recv(t)`` (from any source) learns the
+    sender by calling the work's ``_source_rank()``; make it call the class's ``source_rank()``."""
+    work_class._source_rank = lambda work: work.source_rank()
+    return work_class
+
+
+__all__ += ["c10d_world", "set_c10d_world", "c10d_world_fields", "set_thread_isolated_group_registry",
+            "thread_frames", "raise_in_thread", "answer_source_rank"]

@@ -2,8 +2,8 @@
 ``torch.testing._internal.common_distributed``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``multiprocess/`` (the rank machinery),
-``distributed_cases/``, ``dynamo/``, ``process_groups/``, ``skips/`` and ``case/``.
+import. The definitions live in ``multiprocess/`` (process ranks), ``threads/`` (the
+threaded world), ``distributed_cases/``, ``dynamo/``, ``process_groups/``, ``skips/`` and ``case/``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from .skips.distributed_skips import (
     skip_if_win32,
     transformers_import_error,
 )
+from .threads.spawn_threads import spawn_threads_and_init_comms
+from .threads.threaded_test_case import MultiThreadedTestCase
 
 __all__ = [
     "MultiProcessTestCase",
@@ -60,6 +62,7 @@ __all__ = [
     "requires_ddp_rank",
 ]
 __all__ += distributed_skips.__all__
+__all__ += ["MultiThreadedTestCase", "spawn_threads_and_init_comms"]
 
 # The upstream name.
 _dynamo_dist_per_rank_init = dynamo_dist_per_rank_init

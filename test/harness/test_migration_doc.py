@@ -12,6 +12,7 @@ PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 DOC = PACKAGE.parent / "docs" / "migration.md"
 # Modules of ours at the top level that mirror no upstream module.
 OURS = {"devices", "fake_ddp", "cpu_compat", "_torch_private"}
+OURS |= {"dtensor"}
 ROW = re.compile(r"^\| `torch_testing_ext\.([\w.]+)` \| (.*) \|$")
 
 

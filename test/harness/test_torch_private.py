@@ -247,6 +247,336 @@ class TestPrivateAccessContracts(TestCase):
             finally:
                 dist.destroy_process_group()
 
+    # -- DTensor tests (dtensor_cases/) --
+
+    @contextlib.contextmanager
+    def _fake_world(self, world_size=4):
+        from torch_testing_ext.distributed.fake_pg import FakeStore
+
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world_size)
+        try:
+            yield
+        finally:
+            dist.destroy_process_group()
+
+    def test_tree_flatten(self):
+        with contract("tree_flatten"):
+            leaves, spec = private.tree_flatten(((1, [2, 3]), {"a": 4}))
+            self.assertEqual(leaves, [1, 2, 3, 4])
+            self.assertEqual(spec.num_leaves, 4)
+
+    def test_tree_unflatten(self):
+        with contract("tree_unflatten"):
+            leaves, spec = private.tree_flatten(((1, [2, 3]), {"a": 4}))
+            self.assertEqual(private.tree_unflatten([5, 6, 7, 8], spec), ((5, [6, 7]), {"a": 8}))
+
+    def test_is_functional_tensor(self):
+        with contract("is_functional_tensor"):
+            self.assertFalse(private.is_functional_tensor(torch.ones(1)))
+            seen = []
+            torch.func.functionalize(lambda x: seen.append(private.is_functional_tensor(x)) or x)(
+                torch.ones(1))
+            self.assertEqual(seen, [True])
+
+    def test_local_tensor_api(self):
+        with contract("local_tensor_api"):
+            api = private.local_tensor_api()
+            if api is None:
+                self.skipTest(f"torch {torch.__version__} has no LocalTensor")
+            with api.LocalTensorMode(frozenset(range(2))):
+                doubled = api.maybe_run_for_local_tensor(lambda r: torch.tensor(float(r)))(
+                    torch.SymInt(api.LocalIntNode({0: 0, 1: 1})))
+                self.assertIsInstance(doubled, api.LocalTensor)
+                with api.maybe_disable_local_tensor_mode():
+                    self.assertNotIsInstance(torch.ones(1), api.LocalTensor)
+
+    def test_local_int_values(self):
+        with contract("local_int_values"):
+            api = private.local_tensor_api()
+            if api is None:
+                self.skipTest(f"torch {torch.__version__} has no LocalTensor")
+            value = torch.SymInt(api.LocalIntNode({0: 3, 1: 5}))
+            self.assertEqual(private.local_int_values(value), {0: 3, 1: 5})
+
+    def test_set_record_function_enabled(self):
+        with contract("set_record_function_enabled"):
+            def recorded():
+                with torch.profiler.profile() as prof:
+                    with torch.profiler.record_function("tte_range"):
+                        pass
+                return any(e.name == "tte_range" for e in prof.events())
+
+            private.set_record_function_enabled(False)
+            try:
+                self.assertFalse(recorded())
+            finally:
+                private.set_record_function_enabled(True)
+            self.assertTrue(recorded())
+
+    def test_reset_dtensor_rng_tracker(self):
+        with contract("reset_dtensor_rng_tracker"):
+            from torch.distributed.tensor import _random
+
+            # DTensor makes its tracker lazily, on accelerator meshes only: stand one in.
+            self.assertIsNone(_random._rng_tracker)
+            _random._rng_tracker = object()
+            try:
+                private.reset_dtensor_rng_tracker()
+                self.assertIsNone(_random._rng_tracker)
+            finally:
+                _random._rng_tracker = None
+
+    def test_shard_order_entry(self):
+        with contract("shard_order_entry"):
+            entry = private.shard_order_entry(1, [1, 0])
+            self.assertEqual((entry.tensor_dim, entry.mesh_dims), (1, (1, 0)))
+
+    def test_redistribute_to_shard_order(self):
+        with contract("redistribute_to_shard_order"):
+            from torch.distributed.device_mesh import init_device_mesh
+            from torch.distributed.tensor import Shard, distribute_tensor
+
+            with self._fake_world():
+                mesh = init_device_mesh("cpu", (2, 2))
+                dt = distribute_tensor(torch.zeros(8, 4), mesh, [Shard(0), Shard(0)])
+                order = (private.shard_order_entry(0, (1, 0)),)
+                moved = private.redistribute_to_shard_order(dt, (Shard(0), Shard(0)), order)
+                self.assertIsNot(moved, dt)
+                self.assertEqual(moved._spec.shard_order, order)
+                self.assertEqual(moved.placements, (Shard(0), Shard(0)))
+                self.assertIs(private.redistribute_to_shard_order(moved, moved.placements, order),
+                              moved)
+
+    def test_use_plain_shard_order(self):
+        with contract("use_plain_shard_order"):
+            from torch.distributed.device_mesh import init_device_mesh
+            from torch.distributed.tensor import Shard, distribute_tensor
+
+            with self._fake_world():
+                mesh = init_device_mesh("cpu", (2, 2))
+                dt = distribute_tensor(torch.zeros(8, 4), mesh, [Shard(0), Shard(1)])
+                dt._spec.use_strided_shard_as_shard_order = True
+                private.use_plain_shard_order(dt)
+                self.assertFalse(dt._spec.use_strided_shard_as_shard_order)
+                self.assertEqual([(e.tensor_dim, e.mesh_dims) for e in dt._spec.shard_order],
+                                 [(0, (0,)), (1, (1,))])
+
+    def test_concatenate_meshes(self):
+        with contract("concatenate_meshes"):
+            from torch.distributed.device_mesh import init_device_mesh
+
+            with self._fake_world():
+                mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("ep", "tp"))
+                joined = private.concatenate_meshes([mesh["ep"], mesh["tp"]])
+                self.assertEqual(joined.shape, (2, 2))
+                self.assertEqual(joined.mesh_dim_names, ("ep", "tp"))
+
+    # -- FSDP tests (fsdp_cases/) --
+
+    @contextlib.contextmanager
+    def _fsdp_step_counts(self, owner, *names):
+        """Run one forward and backward of a fully_shard-ed two-layer model in a fake world of
+        2 ranks (every collective is issued, none communicates); yield a Counter that holds,
+        after the block, the calls of each ``owner.<name>``."""
+        import collections
+        from unittest import mock
+
+        from torch.distributed.fsdp import fully_shard
+        from torch_testing_ext.distributed.fake_pg import FakeStore
+
+        counts = collections.Counter()
+
+        def counting(name, original):
+            def replacement(*args, **kwargs):
+                counts[name] += 1
+                return original(*args, **kwargs)
+            return replacement
+
+        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+        try:
+            model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 4))
+            fully_shard(model[0])
+            fully_shard(model)
+            with contextlib.ExitStack() as patches:
+                for name in names:
+                    patches.enter_context(mock.patch.object(owner, name, counting(name, getattr(owner, name))))
+                model(torch.ones(2, 4, requires_grad=True)).sum().backward()
+            yield counts
+        finally:
+            dist.destroy_process_group()
+
+    def test_fsdp_param_group_module(self):
+        with contract("fsdp_param_group_module"):
+            module = private.fsdp_param_group_module()
+            with self._fsdp_step_counts(module, "foreach_all_gather", "foreach_reduce") as counts:
+                pass
+            self.assertGreaterEqual(counts["foreach_all_gather"], 2)  # each group in forward
+            self.assertEqual(counts["foreach_reduce"], 2)  # one per group in backward
+
+    def test_fsdp_param_group_class(self):
+        with contract("fsdp_param_group_class"):
+            group_class = private.fsdp_param_group_class()
+            self.assertEqual(group_class.__name__, "FSDPParamGroup")
+            with self._fsdp_step_counts(group_class, "unshard", "reshard", "post_backward") as counts:
+                pass
+            self.assertGreaterEqual(counts["unshard"], 2)
+            self.assertGreaterEqual(counts["reshard"], 2)
+            self.assertEqual(counts["post_backward"], 2)
+
+    def test_fsdp_post_backward_function_class(self):
+        with contract("fsdp_post_backward_function_class"):
+            function = private.fsdp_post_backward_function_class()
+            self.assertTrue(issubclass(function, torch.autograd.Function))
+            with self._fsdp_step_counts(function, "backward") as counts:
+                pass
+            self.assertGreaterEqual(counts["backward"], 1)
+
+    def test_fsdp_hybrid_sharding_strategies(self):
+        with contract("fsdp_hybrid_sharding_strategies"):
+            names = sorted(s.name for s in private.fsdp_hybrid_sharding_strategies())
+            self.assertEqual(names, ["HYBRID_SHARD", "_HYBRID_SHARD_ZERO2"])
+
+    def test_composable_checkpoint(self):
+        with contract("composable_checkpoint"):
+            calls = []
+            model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU())
+            model[0].register_forward_hook(lambda *args: calls.append("forward"))
+            private.composable_checkpoint()(model)
+            model(torch.ones(1, 2, requires_grad=True)).sum().backward()
+            self.assertEqual(calls, ["forward", "forward"])  # recomputed in backward
+            self.assertIsNotNone(model[0].weight.grad)
+
+    def test_patch_inductor_config(self):
+        with contract("patch_inductor_config"):
+            import torch._inductor.config
+
+            before = torch._inductor.config.compile_threads
+            with private.patch_inductor_config(compile_threads=before + 1):
+                self.assertEqual(torch._inductor.config.compile_threads, before + 1)
+            self.assertEqual(torch._inductor.config.compile_threads, before)
+
+    # -- the threaded world (threads/) --
+
+    def test_c10d_world(self):
+        with contract("c10d_world"):
+            self.assertIsInstance(private.c10d_world(), dist.distributed_c10d._World)
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                self.assertIs(private.c10d_world().default_pg, dist.group.WORLD)
+            finally:
+                dist.destroy_process_group()
+
+    def test_set_c10d_world(self):
+        with contract("set_c10d_world"):
+            from torch_testing_ext.threads.thread_world import ThreadLocalWorld
+
+            original, replacement = private.c10d_world(), ThreadLocalWorld()
+            private.set_c10d_world(replacement)
+            try:
+                dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+                self.assertIs(replacement.default_pg, dist.group.WORLD)  # c10d used ours
+                self.assertEqual(list(replacement.pg_map), [dist.group.WORLD])
+                self.assertIsNone(original.default_pg)
+                dist.destroy_process_group()
+                self.assertEqual(dict(replacement.pg_map), {})
+            finally:
+                private.set_c10d_world(original)
+            self.assertIs(private.c10d_world(), original)
+
+    def test_c10d_world_fields(self):
+        with contract("c10d_world_fields"):
+            from torch_testing_ext.threads.thread_world import ThreadLocalWorld
+
+            fields = private.c10d_world_fields()
+            self.assertIn("default_pg", fields)
+            self.assertIn("pg_map", fields)
+            # Every field torch's world has, the thread-local world has too.
+            self.assertEqual([f for f in fields if not hasattr(ThreadLocalWorld, f)], [])
+
+    def test_set_thread_isolated_group_registry(self):
+        with contract("set_thread_isolated_group_registry"):
+            import threading
+
+            from torch.distributed.distributed_c10d import _resolve_process_group
+
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            name, found = dist.group.WORLD.group_name, []
+
+            def resolve():
+                try:
+                    found.append(_resolve_process_group(name) is not None)
+                except RuntimeError:
+                    found.append(False)
+
+            try:
+                for enabled in (True, False):
+                    private.set_thread_isolated_group_registry(enabled)
+                    thread = threading.Thread(target=resolve)
+                    thread.start()
+                    thread.join()
+                self.assertEqual(found, [False, True])  # isolated: the main thread's group unseen
+            finally:
+                private.set_thread_isolated_group_registry(False)
+                dist.destroy_process_group()
+
+    def test_thread_frames(self):
+        with contract("thread_frames"):
+            import threading
+
+            release = threading.Event()
+
+            def parked():
+                release.wait()
+
+            thread = threading.Thread(target=parked)
+            thread.start()
+            try:
+                frame, names = private.thread_frames()[thread.ident], []
+                while frame is not None:
+                    names.append(frame.f_code.co_name)
+                    frame = frame.f_back
+                self.assertIn("parked", names)
+            finally:
+                release.set()
+                thread.join()
+
+    def test_raise_in_thread(self):
+        with contract("raise_in_thread"):
+            import threading
+            import time
+
+            raised = []
+
+            def busy():
+                try:
+                    while True:
+                        time.sleep(0.01)
+                except KeyError as error:
+                    raised.append(type(error))
+
+            thread = threading.Thread(target=busy)
+            thread.start()
+            self.assertTrue(private.raise_in_thread(thread.ident, KeyError))
+            thread.join(10)
+            self.assertFalse(thread.is_alive())
+            self.assertEqual(raised, [KeyError])
+            self.assertFalse(private.raise_in_thread(0, KeyError))  # no such thread
+
+    def test_answer_source_rank(self):
+        with contract("answer_source_rank"):
+            from torch_testing_ext.common_distributed import spawn_threads_and_init_comms
+
+            @spawn_threads_and_init_comms(world_size=3, timeout=60)
+            def receive_from_any(test):
+                t = torch.zeros(1)
+                if dist.get_rank() == 2:
+                    dist.send(torch.ones(1), dst=0)
+                elif dist.get_rank() == 0:
+                    test.assertEqual(dist.recv(t), 2)  # dist.recv asks the work's _source_rank()
+                    test.assertEqual(t.item(), 1.0)
+
+            receive_from_any(self)
+
     def test_preloaded_private_modules(self):
         import importlib
 

@@ -1,0 +1,64 @@
+"""FSDP test bases, named as in ``torch.testing._internal.common_fsdp``.
+
+The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
+import. The definitions live in ``fsdp_cases/``. ``FSDPTestMultiThread`` (ranks as threads)
+is not provided yet.
+"""
+
+from __future__ import annotations
+
+from .fsdp_cases.collective_patches import (
+    patch_all_gather,
+    patch_all_reduce,
+    patch_foreach_all_gather,
+    patch_foreach_reduce,
+    patch_post_backward,
+    patch_reduce_scatter,
+    patch_register_post_backward_hook_backward,
+    patch_reshard,
+    patch_unshard,
+)
+from .fsdp_cases.compiled_fsdp import compiled_fsdp_test
+from .fsdp_cases.fsdp1_models import (
+    AlwaysWrapNestedWrappedModule,
+    FSDPTestModel,
+    NestedWrappedModule,
+    TransformerWithSharedParams,
+)
+from .fsdp_cases.fsdp2_models import MLP, DoubleLinear, MLPStack
+from .fsdp_cases.fsdp_cpu_limits import requires_pinned_memory
+from .fsdp_cases.fsdp_test_case import FSDPTest
+from .fsdp_cases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
+from .fsdp_cases.sharded_parity import (
+    check_sharded_parity,
+    get_full_params,
+    reduce_scatter_with_assert,
+)
+
+__all__ = [
+    "FSDPTest",
+    "FSDPInitMode",
+    "DEVICEInitMode",
+    "get_devtype",
+    "FSDPTestModel",
+    "TransformerWithSharedParams",
+    "NestedWrappedModule",
+    "AlwaysWrapNestedWrappedModule",
+    "MLP",
+    "MLPStack",
+    "DoubleLinear",
+    "patch_all_gather",
+    "patch_reduce_scatter",
+    "patch_all_reduce",
+    "patch_foreach_all_gather",
+    "patch_foreach_reduce",
+    "patch_unshard",
+    "patch_reshard",
+    "patch_post_backward",
+    "patch_register_post_backward_hook_backward",
+    "check_sharded_parity",
+    "reduce_scatter_with_assert",
+    "get_full_params",
+    "compiled_fsdp_test",
+    "requires_pinned_memory",
+]

@@ -1,0 +1,16 @@
+"""DTensor test cases and what their bodies use (behind ``distributed._tensor.common_dtensor``).
+
+- ``dtensor_facts``: ``DEVICE_TYPE``, ``PG_BACKEND``, ``NUM_DEVICES``: the device facts for meshes;
+- ``dtensor_test_base``: ``DTensorTestBase`` (``init_pg``/``destroy_pg``, ``build_device_mesh``),
+  its mixin of op checks, ``skip_unless_torch_gpu``;
+- ``with_comms``: the decorator that runs a test method with the default group;
+- ``group_per_rank``: ``DTensorOpTestBase``, ``DTensorContinuousTestBase``: ranks with a group
+  made before each test;
+- ``converter``: ``DTensorConverter``, an op's arguments under every sharding;
+- ``dtensor_models``: ``MLPModule``, ``MLPStacked``, ``RMSNormPython``, ``ModelArgs``,
+  ``Transformer`` and its parts;
+- ``transformer_parallel``: ``Transformer.parallelize`` and the experts' parallel styles;
+- ``local_tensor_cases``: the LocalTensor bases (every rank simulated in one process);
+- ``local_tensor_variants``: ``create_local_tensor_test_class``, ``map_local_for_rank``...;
+- ``shard_order``: distributing and redistributing to a given shard order.
+"""

@@ -1,0 +1,14 @@
+"""FSDP test bases: what ``common_fsdp`` offers to tests of ``fully_shard`` (FSDP2) and
+``FullyShardedDataParallel`` (FSDP1), on any device (CPU ranks with gloo here).
+
+- ``init_modes``: ``FSDPInitMode``, ``DEVICEInitMode`` and ``get_devtype``;
+- ``fsdp_test_case``: ``FSDPTest``, ranks with a default group made before each test;
+- ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
+- ``fsdp1_models``: ``FSDPTestModel``, ``TransformerWithSharedParams``, ``NestedWrappedModule``
+  and ``AlwaysWrapNestedWrappedModule``, built with or without FSDP1 wrapping;
+- ``collective_patches``: ``patch_all_gather`` and the other context managers that swap a
+  collective or a ``fully_shard`` step for the test's own function;
+- ``sharded_parity``: ``check_sharded_parity``, ``reduce_scatter_with_assert``, ``get_full_params``;
+- ``compiled_fsdp``: ``compiled_fsdp_test``, a test run eagerly and with compiled compute;
+- ``fsdp_cpu_limits``: ``requires_pinned_memory``, the one ``fully_shard`` feature CPU ranks lack.
+"""

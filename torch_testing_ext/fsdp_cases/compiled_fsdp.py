@@ -1,0 +1,82 @@
+"""``compiled_fsdp_test``: run a ``fully_shard`` test eagerly, then with its modules' compute
+compiled by Inductor (where a GPU Inductor backend exists).
+
+Example::
+
+    @compiled_fsdp_test(compile_compute_on_module=TransformerBlock)
+    def test_train_parity(self):
+        ...  # calls fully_shard(...) from this module's globals
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import torch.distributed as dist
+
+from .. import devices
+from .._torch_private import patch_inductor_config
+
+__all__ = ["compiled_fsdp_test", "COMPILED_COMPUTE_SKIP_WARNING"]
+
+__unittest = True
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+COMPILED_COMPUTE_SKIP_WARNING = "Inductor on GPU needs Triton and recent GPU arch"
+
+
+def _fully_shard_compiling(compile_compute_on_module: type | None) -> Callable[..., Any]:
+    from torch.distributed.fsdp import fully_shard
+
+    def fully_shard_with_compiled_compute(module: Any, *args: Any, **kwargs: Any) -> Any:
+        sharded = fully_shard(module, *args, **kwargs)
+        if compile_compute_on_module is None or isinstance(module, compile_compute_on_module):
+            module.compile()
+        return sharded
+
+    return fully_shard_with_compiled_compute
+
+
+def _barrier() -> None:
+    if dist.is_available() and dist.is_initialized():
+        dist.barrier()
+
+
+def compiled_fsdp_test(compile_compute_on_module: type | None = None) -> Callable[[_F], _F]:
+    """Decorator: run the test twice, first as written, then with the ``fully_shard`` name in
+    its module's globals replaced by one that also calls ``.compile()`` on each module it
+    shards (only on instances of ``compile_compute_on_module``, if given).
+
+    The compiled run needs Inductor's GPU backend (triton and an accelerator); without it
+    the test runs eagerly only, with a warning, as upstream. The global is restored after
+    each run, also after a failure.
+    """
+
+    def decorate(func: _F) -> _F:
+        @functools.wraps(func)
+        def eager_then_compiled(*args: Any, **kwargs: Any) -> Any:
+            from torch.distributed.fsdp import fully_shard
+
+            namespace = func.__globals__
+            func(*args, **kwargs)
+            if not devices.has_gpu_inductor():
+                warnings.warn(COMPILED_COMPUTE_SKIP_WARNING, stacklevel=2)
+                return
+            original = namespace.get("fully_shard", fully_shard)
+            _barrier()  # every rank (thread) has read the original
+            with patch_inductor_config(compile_threads=1):
+                namespace["fully_shard"] = _fully_shard_compiling(compile_compute_on_module)
+                try:
+                    func(*args, **kwargs)
+                except BaseException:
+                    namespace["fully_shard"] = original
+                    raise
+                _barrier()  # every rank (thread) is done with the replacement
+                namespace["fully_shard"] = original
+
+        return eager_then_compiled  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,114 @@
+"""``FSDPTest``: a ``MultiProcessTestCase`` whose ranks meet in a default process group before
+each test, as FSDP tests expect.
+
+Example::
+
+    class TestShardedStep(FSDPTest):          # 2 CPU ranks with gloo, or one rank per accelerator
+        def test_step(self):
+            model = MLP(8)
+            fully_shard(model)                # on the default group, self.process_group
+            model(torch.randn(2, 8, device=get_devtype())).sum().backward()
+"""
+
+from __future__ import annotations
+
+import os
+import unittest
+from typing import Any
+
+import torch.distributed as dist
+
+from .. import devices
+from ..distributed_cases.subtests import run_subtests
+from ..dynamo.dynamo_case import reset_dynamo
+from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..multiprocess.skip_exit_codes import multi_gpu_skip
+
+__all__ = ["FSDPTest", "fsdp_world_size", "MAX_WORLD_SIZE", "CPU_WORLD_SIZE"]
+
+__unittest = True
+
+MAX_WORLD_SIZE = 8  # ranks on a machine with more accelerators than this
+CPU_WORLD_SIZE = 2  # ranks on a CPU-only machine (gloo); cheap, and enough to shard anything
+
+
+def fsdp_world_size() -> int:
+    """One rank per accelerator (at most 8, at least 2); 2 CPU ranks without accelerators."""
+    if devices.accelerator_type() is None:
+        return CPU_WORLD_SIZE
+    return max(2, min(devices.device_count(), MAX_WORLD_SIZE))
+
+
+class FSDPTest(MultiProcessTestCase):
+    """Each rank creates the default group on its device's backend (gloo on CPU) through
+    ``init_method`` before the test, with Dynamo reset, and selects its accelerator (device
+    ``rank``) where there is one.
+
+    Inside a rank: ``rank``, ``world_size`` (see :func:`fsdp_world_size`; override as a
+    property), ``process_group`` (the default group), ``init_method``, ``device``,
+    ``backend``, ``file_name`` and ``run_subtests(config, fn, *args, **kwargs)``. A test that
+    needs more ranks than the machine has accelerators is skipped before any rank starts
+    (on a CPU-only machine ranks are processes, so it runs).
+    """
+
+    @property
+    def world_size(self) -> int:  # type: ignore[override]
+        return fsdp_world_size()
+
+    @property
+    def process_group(self) -> dist.ProcessGroup:
+        """The default process group of this rank."""
+        group = dist.group.WORLD
+        if group is None:
+            raise RuntimeError("no default process group: FSDPTest creates it in each rank "
+                               "before the test, and the test destroyed it")
+        return group
+
+    @property
+    def init_method(self) -> str:
+        """Where this test's ranks meet: the test's ``FileStore`` file."""
+        return f"file://{self.file_name}"
+
+    @property
+    def destroy_pg_upon_exit(self) -> bool:
+        """Upstream's switch; here the harness destroys the groups when the rank ends."""
+        return False
+
+    def run_subtests(self, *args: Any, **kwargs: Any) -> None:
+        """``run_subtests(self, subtest_config, test_fn, *test_args, **test_kwargs)``."""
+        run_subtests(self, *args, **kwargs)
+
+    # FullyShardedDataParallel (FSDP1) settings, as upstream's FSDP1 tests check them.
+    def _check_cpu_offload(self, fsdp_model: Any, cpu_offload: Any) -> None:
+        self.assertEqual(cpu_offload, fsdp_model.cpu_offload)
+
+    def _check_backward_prefetch(self, fsdp_model: Any, backward_prefetch: Any) -> None:
+        self.assertEqual(backward_prefetch, fsdp_model.backward_prefetch)
+
+    def _check_forward_prefetch(self, fsdp_model: Any, forward_prefetch: Any) -> None:
+        self.assertEqual(forward_prefetch, fsdp_model.forward_prefetch)
+
+    # -- in each rank ------------------------------------------------------------------------
+
+    def setUpRank(self) -> None:
+        super().setUpRank()
+        # NCCL's desync-debug cleanup loop makes FSDP tests flaky (pytorch/pytorch#90848).
+        os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "0"
+        if devices.accelerator_type() is not None:
+            devices.select_rank_device(self.rank)
+        dist.init_process_group(self.backend, init_method=self.init_method,
+                                rank=self.rank, world_size=self.world_size)
+        reset_dynamo()
+
+    def tearDownRank(self) -> None:
+        reset_dynamo()
+        super().tearDownRank()
+
+    # -- in the test's own process -----------------------------------------------------------
+
+    def _run_on_ranks(self) -> None:
+        count, world_size = devices.device_count(), self.world_size
+        if devices.accelerator_type() is not None and isinstance(world_size, int) \
+                and count < world_size:
+            raise unittest.SkipTest(multi_gpu_skip(world_size).message)
+        super()._run_on_ranks()

@@ -1,0 +1,194 @@
+"""One test body on ``world_size`` rank threads: the threaded world's start, outcomes and end.
+
+:func:`run_rank_threads` installs the thread-local c10d world, starts one thread per rank, and
+in each creates the default ``threaded`` group (rank r of N, one shared ``HashStore``), runs the
+body, destroys the rank's groups and records the rank's :class:`RankOutcome`. A rank that fails
+tears the world down, so ranks waiting for it in a collective stop at once (``stopped``)
+instead of waiting for the timeout. At the timeout the ranks still running are reported with
+their Python stacks (``timed out``), the world is torn down to wake them, a rank busy in Python
+is interrupted, and every thread is joined: no rank thread outlives the test. Then the
+process's own c10d world comes back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import threading
+import time
+import traceback
+import unittest
+from collections.abc import Callable
+from types import FrameType
+
+import torch.distributed as dist
+
+from .._torch_private import raise_in_thread, set_thread_isolated_group_registry, thread_frames
+from ..multiprocess.multiprocess_test_case import RankError, RankFailure
+from ..multiprocess.rank_outcome import RankOutcome, combine
+from ..process_groups.teardown import destroy_process_groups
+from ..reporting.status import Status
+from ..reporting.tracebacks import format_test_exception
+from . import threaded_pg
+from .collective_exchange import CollectiveAborted, Exchange
+from .thread_world import install_thread_local_world, uninstall_thread_local_world
+
+__all__ = ["ThreadedRun", "ThreadRankFailure", "run_rank_threads", "raise_for_outcome",
+           "current_thread_rank", "STOP_GRACE"]
+
+__unittest = True
+
+WAKE_GRACE = 1.0  # seconds the rank threads woken from collectives have to end
+STOP_GRACE = 5.0  # seconds a rank thread interrupted in Python has to end
+
+_thread_rank = threading.local()
+
+
+def current_thread_rank() -> int | None:
+    """The rank of the calling rank thread, or None outside rank threads."""
+    return getattr(_thread_rank, "rank", None)
+
+
+class ThreadRankFailure(RankFailure, RuntimeError):
+    """One or more rank threads failed an assertion (a RuntimeError too, as upstream raises)."""
+
+
+@dataclasses.dataclass
+class ThreadedRun:
+    """How the ranks ended; ``left_running`` names ranks whose thread could not be stopped."""
+
+    outcomes: list[RankOutcome]
+    left_running: list[int]
+
+
+def _user_stack(frame: FrameType | None) -> str:
+    """``frame``'s stack from the test's first frame inward (thread start-up and harness left out)."""
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    frames.reverse()
+    while frames and ("__unittest" in frames[0].f_globals
+                      or frames[0].f_globals.get("__name__") == "threading"):
+        frames.pop(0)
+    summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
+    return "".join(summary.format()) or "(no Python frames)\n"
+
+
+class _Ranks:
+    """The rank threads of one run and the outcomes they record (the first per rank counts)."""
+
+    def __init__(self, world_size: int) -> None:
+        self.world_size = world_size
+        self.exchange = Exchange()
+        self.store = dist.HashStore()
+        self.threads: list[threading.Thread] = []
+        self._outcomes: dict[int, RankOutcome] = {}
+        self._lock = threading.Lock()
+
+    def record(self, rank: int, status: Status, detail: str = "", fail_fast: bool = True) -> None:
+        """Keep ``rank``'s outcome unless it has one; a problem tears the world down (fail fast)."""
+        with self._lock:
+            self._outcomes.setdefault(rank, RankOutcome(rank, status, detail))
+        if status.is_problem and fail_fast:
+            self.exchange.abort(f"rank {rank} {status}")
+
+    def outcomes(self) -> list[RankOutcome]:
+        with self._lock:
+            return [self._outcomes.get(rank) or RankOutcome(rank, Status.DIED, "its thread ended "
+                                                            "without reporting an outcome")
+                    for rank in range(self.world_size)]
+
+    def alive(self) -> list[int]:
+        return [rank for rank, thread in enumerate(self.threads) if thread.is_alive()]
+
+    def join(self, deadline: float) -> None:
+        for thread in self.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+
+
+def _outcome_of(error: BaseException) -> tuple[Status, str]:
+    if isinstance(error, unittest.SkipTest):
+        return Status.SKIPPED, str(error)
+    if isinstance(error, CollectiveAborted):
+        return Status.STOPPED, str(error)
+    status = Status.FAILED if isinstance(error, AssertionError) else Status.ERROR
+    return status, format_test_exception(error)
+
+
+def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: float) -> None:
+    _thread_rank.rank = rank
+    try:
+        dist.init_process_group(threaded_pg.THREADED_BACKEND, rank=rank,
+                                world_size=ranks.world_size, store=ranks.store,
+                                timeout=datetime.timedelta(seconds=timeout))
+        try:
+            body(rank)
+        finally:
+            destroy_process_groups()
+    except BaseException as error:  # every ending of a rank is its outcome
+        ranks.record(rank, *_outcome_of(error))
+    else:
+        ranks.record(rank, Status.PASSED)
+
+
+def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
+    """Report the ranks still running as timed out, wake them, and return those that stay."""
+    stuck = ranks.alive()
+    frames = thread_frames()
+    for rank in stuck:
+        stack = _user_stack(frames.get(ranks.threads[rank].ident))
+        ranks.record(rank, Status.TIMED_OUT,
+                     f"still running after {timeout:g} s; its stack:\n{stack}", fail_fast=False)
+    ranks.exchange.abort(f"the test timed out after {timeout:g} s")
+    ranks.join(time.monotonic() + WAKE_GRACE)
+    for rank in ranks.alive():  # not in a collective: busy in Python, or blocked in C
+        raise_in_thread(ranks.threads[rank].ident, CollectiveAborted)
+    ranks.join(time.monotonic() + STOP_GRACE)
+    return ranks.alive()
+
+
+def run_rank_threads(body: Callable[[int], None], world_size: int, timeout: float,
+                     name: str) -> ThreadedRun:
+    """Run ``body(rank)`` on ``world_size`` rank threads, each in the default threaded group."""
+    ranks = _Ranks(world_size)
+    install_thread_local_world()
+    set_thread_isolated_group_registry(True)
+    threaded_pg.register_threaded_backend()
+    threaded_pg.set_active_exchange(ranks.exchange)
+    left_running: list[int] = []
+    try:
+        for rank in range(world_size):
+            thread = threading.Thread(target=_rank_main, args=(ranks, rank, body, timeout),
+                                      name=f"rank {rank} of {name}", daemon=True)
+            ranks.threads.append(thread)
+            thread.start()
+        ranks.join(time.monotonic() + timeout)
+        if ranks.alive():
+            left_running = _stop_stuck(ranks, timeout)
+    finally:
+        if ranks.alive():  # interrupted (Ctrl-C): wake the ranks before the world goes
+            ranks.exchange.abort("the test was interrupted")
+            ranks.join(time.monotonic() + STOP_GRACE)
+        ranks.exchange.abort("the test ended")
+        threaded_pg.set_active_exchange(None)
+        set_thread_isolated_group_registry(False)
+        uninstall_thread_local_world()
+    return ThreadedRun(ranks.outcomes(), left_running)
+
+
+def raise_for_outcome(run: ThreadedRun) -> None:
+    """Return if every rank passed; else raise SkipTest (all skipped), ThreadRankFailure (only
+    assertion failures) or RankError, with each failing rank's traceback or stack."""
+    verdict = combine(run.outcomes)
+    if run.left_running:
+        listed = ", ".join(map(str, run.left_running))
+        note = (f"rank {listed} could not be stopped (blocked outside Python); its thread is "
+                "left running as a daemon thread")
+        raise RankError("\n".join(filter(None, [verdict.message, note])))
+    if verdict.status is Status.SKIPPED:
+        raise unittest.SkipTest(verdict.message)
+    if verdict.status is Status.FAILED:
+        raise ThreadRankFailure(verdict.message)
+    if verdict.status is not Status.PASSED:
+        raise RankError(verdict.message)
