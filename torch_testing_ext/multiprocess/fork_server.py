@@ -48,7 +48,7 @@ from .._torch_private import (
     stop_resource_tracker,
 )
 from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
-from ..process_tree.proc_table import descendants, signal_all
+from ..process_tree.proc_table import descendants, is_exiting, signal_all
 
 __all__ = ["forkserver_context", "run_directory", "server_pid"]
 
@@ -170,7 +170,8 @@ def _leave_at_once() -> None:
         signal_all(descendants([os.getpid()]))
         _reap_children(SERVER_REAP_WAIT)
         run_multiprocessing_finalizers()  # e.g. unlink semaphores the preloaded modules made
-        if os.getppid() != int(os.environ[_OWNER_PID_ENV]):
+        owner = int(os.environ[_OWNER_PID_ENV])
+        if os.getppid() != owner or is_exiting(owner):  # the owner died: nobody else will
             for name in (_RUN_DIR_ENV, _SOCKET_DIR_ENV):
                 if os.environ.get(name):
                     _remove_dir(os.environ[name])

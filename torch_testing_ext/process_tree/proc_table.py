@@ -23,7 +23,10 @@ __all__ = [
     "command_line",
     "environment_value",
     "signal_all",
+    "is_exiting",
 ]
+
+_PF_EXITING = 0x4  # the kernel's per-task flag "getting shut down", set first thing in exit
 
 
 class ProcessInfo(NamedTuple):
@@ -60,6 +63,21 @@ def process_table() -> dict[int, ProcessInfo]:
         if len(fields) >= 4:
             table[int(entry)] = ProcessInfo(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
     return table
+
+
+def is_exiting(pid: int) -> bool:
+    """True when ``pid`` has begun to exit (killed, or in the kernel's exit path), is a
+    zombie, or is gone. A dying process closes its files before its children are handed to
+    a new parent, so a child that sees its parent's pipe close may still see that parent as
+    its own ``getppid()``: this tells it the parent is on its way out."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stream:
+            stat = stream.read().decode(errors="replace")
+    except OSError:
+        return True
+    # After "pid (comm) ": state ppid pgrp session tty_nr tpgid flags ...
+    fields = stat[stat.rfind(")") + 2:].split()
+    return fields[0] in ("Z", "X") or bool(int(fields[6]) & _PF_EXITING)
 
 
 def descendants(roots: Iterable[int], table: dict[int, ProcessInfo] | None = None) -> set[int]:
