@@ -66,6 +66,17 @@ class TestBadClassAttributes(TestCase):
                 self.assertIn(f"SettingError: {cls}.world_size={shown}: expected a positive integer",
                               completed.stderr)
 
+    def test_a_test_that_skips_skips_whatever_its_world_size(self):
+        for cls in ("ZeroWorldSizeSkipped", "ZeroWorldSizeSkippedThreads"):
+            with self.subTest(cls=cls):
+                completed = run_fixture(cls, "-v")
+                self.assertEqual(completed.returncode, 1, completed.stderr)
+                self.assertIn("test_skipped", completed.stderr)
+                self.assertIn("skipped 'needs 2 GPUs'", completed.stderr)
+                # The test that would run still fails on its world size.
+                self.assertEqual(completed.stderr.count(f"SettingError: {cls}.world_size=0"), 1,
+                                 completed.stderr)
+
     def test_the_environment_timeout_overrides_a_class_timeout(self):
         completed = run_fixture("BadTimeout.test_a", TORCH_TESTING_EXT_TIMEOUT="60")
         self.assertEqual(completed.returncode, 0, completed.stderr)

@@ -36,7 +36,7 @@ from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
 from ..reporting.status import Status
 from ..run import settings
-from ..skips.skip_checks import pending_skip
+from ..skips.skip_checks import skip_or_check_settings
 from . import fork_server, supervisor
 from .leftovers import LeftoverProcessWarning, describe_leftovers
 from .rank_outcome import Verdict, combine
@@ -169,10 +169,7 @@ class MultiProcessTestCase(TestCase):
                 for rank in range(world_size)]
 
     def _run_on_ranks(self) -> None:
-        timeout, world_size, leftover_policy = self._checked_settings()
-        reason = pending_skip(self)
-        if reason:
-            raise unittest.SkipTest(reason)
+        timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
         cls = type(self)
         task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
         ended = supervisor.run_ranks(task, self._world(world_size), timeout,

@@ -20,13 +20,14 @@ from typing import Any, TypeVar
 
 from .._torch_private import test_method_name
 
-__all__ = ["SkipCheck", "skip_when", "skip_if", "pending_skip"]
+__all__ = ["SkipCheck", "skip_when", "skip_if", "pending_skip", "skip_or_check_settings"]
 
 __unittest = True
 
 # A check receives the TestCase instance and returns a skip reason, or None to run the test.
 SkipCheck = Callable[[Any], "str | None"]
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 _CHECKS_ATTR = "__tte_skip_checks__"
 
 
@@ -75,3 +76,22 @@ def pending_skip(test: unittest.TestCase) -> str | None:
         if reason:
             return reason
     return None
+
+
+def skip_or_check_settings(test: unittest.TestCase, check_settings: Callable[[], _T]) -> _T:
+    """Raise ``unittest.SkipTest`` if the current test of ``test`` skips; else return
+    ``check_settings()``.
+
+    Skips come first: a test that skips runs nothing, so the settings it would have run with
+    do not matter (upstream classes often set ``world_size`` from the GPU count, 0 on CPU, on
+    tests that skip without GPUs). A skip check that trips over a bad setting gets that
+    setting's own error.
+    """
+    try:
+        reason = pending_skip(test)
+    except Exception:
+        check_settings()
+        raise
+    if reason:
+        raise unittest.SkipTest(reason)
+    return check_settings()

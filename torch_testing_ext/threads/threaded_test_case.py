@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import functools
 import types
-import unittest
 from typing import Any
 
 from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase
 from ..run import settings
-from ..skips.skip_checks import pending_skip
+from ..skips.skip_checks import skip_or_check_settings
 from .rank_threads import current_thread_rank, raise_for_outcome, run_rank_threads
 
 __all__ = ["MultiThreadedTestCase", "DEFAULT_WORLD_SIZE", "DEFAULT_THREADED_TIMEOUT"]
@@ -124,10 +123,7 @@ class MultiThreadedTestCase(TestCase):
         return timeout, settings.positive_integer(f"{name}.world_size", self.world_size)
 
     def _run_on_threads(self) -> None:
-        timeout, world_size = self._checked_settings()
-        reason = pending_skip(self)
-        if reason:
-            raise unittest.SkipTest(reason)
+        timeout, world_size = skip_or_check_settings(self, self._checked_settings)
         cls, method = type(self), test_method_name(self)
 
         def body(rank: int) -> None:
