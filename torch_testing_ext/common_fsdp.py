@@ -1,8 +1,7 @@
 """FSDP test bases, named as in ``torch.testing._internal.common_fsdp``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``fsdp_cases/``. ``FSDPTestMultiThread`` (ranks as threads)
-is not provided yet.
+import. The definitions live in ``fsdp_cases/``.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ from .fsdp_cases.fsdp1_models import (
 from .fsdp_cases.fsdp2_models import MLP, DoubleLinear, MLPStack
 from .fsdp_cases.fsdp_cpu_limits import requires_pinned_memory
 from .fsdp_cases.fsdp_test_case import FSDPTest
+from .fsdp_cases.fsdp_thread_case import FSDPTestMultiThread
 from .fsdp_cases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
 from .fsdp_cases.sharded_parity import (
     check_sharded_parity,
@@ -37,6 +37,7 @@ from .fsdp_cases.sharded_parity import (
 
 __all__ = [
     "FSDPTest",
+    "FSDPTestMultiThread",
     "FSDPInitMode",
     "DEVICEInitMode",
     "get_devtype",
