@@ -53,7 +53,7 @@ from torch_testing_ext.common_fsdp import (
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.fsdp_cases import compiled_fsdp
 from torch_testing_ext.fsdp_cases.collective_patches import ALL_GATHER_NAME, REDUCE_SCATTER_NAME
-from torch_testing_ext.fsdp_cases.fsdp_cpu_limits import PINNED_MEMORY_SKIP_REASON
+from torch_testing_ext.fsdp_cases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
 
 from fixtures.fake_devices import pretend_accelerator
 
@@ -219,8 +219,7 @@ class TestCpuLimits(TestCase):
     def test_pinned_offload_fails_on_cpu_as_the_skip_says(self):
         init_single_process_group("gloo")
         try:
-            with self.assertRaisesRegex(RuntimeError, "Cannot access accelerator device when none "
-                                                      "is available"):
+            with self.assertRaisesRegex(RuntimeError, PIN_MEMORY_ERRORS):
                 fully_shard(MLP(4), offload_policy=CPUOffloadPolicy())
         finally:
             dist.destroy_process_group()

@@ -1,4 +1,4 @@
-"""What ``fully_shard`` cannot do on a CPU-only machine (torch 2.13), as skips that name why.
+"""What ``fully_shard`` cannot do on a CPU-only machine (torch 2.13 to 2.15), as skips that name why.
 
 Measured with 2 CPU ranks and gloo: training (uneven shards, ``Shard(1)`` placements,
 ``reshard_after_forward`` as int), mixed precision with fp32/bf16/fp16 reduction, HSDP
@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from .. import devices
 from ..skips.skip_checks import skip_when
 
-__all__ = ["requires_pinned_memory", "PINNED_MEMORY_SKIP_REASON"]
+__all__ = ["requires_pinned_memory", "PINNED_MEMORY_SKIP_REASON", "PIN_MEMORY_ERRORS"]
 
 __unittest = True
 
@@ -23,10 +23,13 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 
 PINNED_MEMORY_SKIP_REASON = (
     "needs an accelerator for pinned memory: fully_shard with CPUOffloadPolicy(pin_memory=True) "
-    "pins each CPU shard (Tensor.pin_memory() in FSDPParam._init_sharded_param), which raises "
-    "'RuntimeError: Cannot access accelerator device when none is available.' on a CPU-only "
-    "machine; CPUOffloadPolicy(pin_memory=False) works there"
+    "pins each CPU shard (Tensor.pin_memory() in FSDPParam._init_sharded_param), which raises a "
+    "RuntimeError on a machine without one (torch's CPU build: 'Cannot access accelerator device "
+    "when none is available.'; its CUDA build: 'Found no NVIDIA driver on your system.'); "
+    "CPUOffloadPolicy(pin_memory=False) works there"
 )
+# What Tensor.pin_memory() raises without an accelerator, by torch build (CPU, CUDA).
+PIN_MEMORY_ERRORS = r"Cannot access accelerator device when none is available|Found no NVIDIA driver"
 
 
 def requires_pinned_memory(fn: _F) -> _F:
