@@ -377,7 +377,7 @@ __all__ += ["tree_flatten", "tree_unflatten", "is_functional_tensor", "local_ten
 
 # -- FSDP tests (fsdp_cases/) ---------------------------------------------------------------
 
-@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group (module)", checked_on=("2.13.0",))
+@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group (module)")
 def fsdp_param_group_module() -> Any:
     """The module of fully_shard's parameter groups: its globals ``foreach_all_gather`` and
     ``foreach_reduce`` are the collectives ``FSDPParamGroup`` calls, looked up at call time."""
@@ -386,22 +386,20 @@ def fsdp_param_group_module() -> Any:
     return importlib.import_module("torch.distributed.fsdp._fully_shard._fsdp_param_group")
 
 
-@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.FSDPParamGroup",
-          checked_on=("2.13.0",))
+@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.FSDPParamGroup")
 def fsdp_param_group_class() -> type:
     """``FSDPParamGroup``: one fully_shard communication group; its methods ``unshard``,
     ``reshard`` and ``post_backward`` run on every forward and backward."""
     return fsdp_param_group_module().FSDPParamGroup  # type: ignore[no-any-return]
 
 
-@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.RegisterPostBackwardFunction",
-          checked_on=("2.13.0",))
+@_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.RegisterPostBackwardFunction")
 def fsdp_post_backward_function_class() -> type:
     """The autograd function whose ``backward`` runs fully_shard's post-backward hook."""
     return fsdp_param_group_module().RegisterPostBackwardFunction  # type: ignore[no-any-return]
 
 
-@_private("ShardingStrategy._HYBRID_SHARD_ZERO2", checked_on=("2.13.0",))
+@_private("ShardingStrategy._HYBRID_SHARD_ZERO2")
 def fsdp_hybrid_sharding_strategies() -> frozenset[Any]:
     """FullyShardedDataParallel's hybrid strategies (which shard within a node and replicate
     across nodes, so take no single process group)."""
@@ -410,7 +408,7 @@ def fsdp_hybrid_sharding_strategies() -> frozenset[Any]:
     return frozenset({ShardingStrategy.HYBRID_SHARD, ShardingStrategy._HYBRID_SHARD_ZERO2})
 
 
-@_private("torch.distributed._composable.checkpoint", checked_on=("2.13.0",))
+@_private("torch.distributed._composable.checkpoint")
 def composable_checkpoint() -> Callable[..., Any]:
     """The composable activation checkpointing API (``checkpoint(module)`` in place)."""
     from torch.distributed._composable import checkpoint
@@ -418,7 +416,7 @@ def composable_checkpoint() -> Callable[..., Any]:
     return checkpoint  # type: ignore[no-any-return]
 
 
-@_private("torch._inductor.config.patch(...)", checked_on=("2.13.0",))
+@_private("torch._inductor.config.patch(...)")
 def patch_inductor_config(**changes: Any) -> contextlib.AbstractContextManager[Any]:
     """A context manager that sets Inductor config values for its block."""
     import torch._inductor.config
@@ -442,7 +440,7 @@ __all__ += ["local_int_values"]
 
 # -- the threaded world (threads/) ----------------------------------------------------------
 
-@_private("torch.distributed.distributed_c10d._world", checked_on=("2.13.0",))
+@_private("torch.distributed.distributed_c10d._world")
 def c10d_world() -> Any:
     """The object torch.distributed keeps its process groups in (a ``_World``, or the
     thread-local world a threaded test installed)."""
@@ -451,7 +449,7 @@ def c10d_world() -> Any:
     return dist.distributed_c10d._world
 
 
-@_private("torch.distributed.distributed_c10d._world = ...", checked_on=("2.13.0",))
+@_private("torch.distributed.distributed_c10d._world = ...")
 def set_c10d_world(world: Any) -> None:
     """Make ``world`` the object torch.distributed keeps its process groups in (every c10d
     function reads the module attribute at call time)."""
@@ -460,7 +458,7 @@ def set_c10d_world(world: Any) -> None:
     dist.distributed_c10d._world = world
 
 
-@_private("torch.distributed.distributed_c10d._World (its properties)", checked_on=("2.13.0",))
+@_private("torch.distributed.distributed_c10d._World (its properties)")
 def c10d_world_fields() -> list[str]:
     """The names of the properties a c10d world offers (what a thread-local world must offer)."""
     import torch.distributed as dist
@@ -470,7 +468,7 @@ def c10d_world_fields() -> list[str]:
                   if isinstance(getattr(world_class, name), property))
 
 
-@_private("torch._C._distributed_c10d._set_thread_isolation_mode", checked_on=("2.13.0",))
+@_private("torch._C._distributed_c10d._set_thread_isolation_mode")
 def set_thread_isolated_group_registry(enabled: bool) -> None:
     """Make the C++ registry of process groups by name (what functional collectives resolve a
     group name in) per thread while ``enabled``, so rank threads can reuse group names."""
@@ -479,7 +477,7 @@ def set_thread_isolated_group_registry(enabled: bool) -> None:
     torch._C._distributed_c10d._set_thread_isolation_mode(enabled)
 
 
-@_private("sys._current_frames()", checked_on=("2.13.0",))
+@_private("sys._current_frames()")
 def thread_frames() -> dict[int, Any]:
     """The frame each running thread is executing, by thread ident."""
     import sys
@@ -487,7 +485,7 @@ def thread_frames() -> dict[int, Any]:
     return sys._current_frames()
 
 
-@_private("ctypes.pythonapi.PyThreadState_SetAsyncExc", checked_on=("2.13.0",))
+@_private("ctypes.pythonapi.PyThreadState_SetAsyncExc")
 def raise_in_thread(ident: int, exception: type[BaseException]) -> bool:
     """Make the thread ``ident`` raise ``exception`` at its next Python instruction (a thread
     blocked in C, e.g. ``time.sleep``, raises only once it returns). True if the thread exists."""
@@ -500,7 +498,7 @@ def raise_in_thread(ident: int, exception: type[BaseException]) -> bool:
     return changed == 1
 
 
-@_private("Work._source_rank() (dist.recv from any source asks its work)", checked_on=("2.13.0",))
+@_private("Work._source_rank() (dist.recv from any source asks its work)")
 def answer_source_rank(work_class: type) -> type:
     """Class decorator for a Python ``dist.Work``: ``dist.recv(t)`` (from any source) learns the
     sender by calling the work's ``_source_rank()``; make it call the class's ``source_rank()``."""

@@ -40,6 +40,7 @@ class _WorldState:
     tags_to_pg: dict = dataclasses.field(default_factory=dict)
     pg_to_tag: dict = dataclasses.field(default_factory=dict)
     pg_coalesce_state: dict = dataclasses.field(default_factory=dict)
+    pg_flight_recorder_hooks: dict = dataclasses.field(default_factory=dict)  # torch >= 2.15
     comms: list = dataclasses.field(default_factory=list)
 
 
@@ -74,6 +75,7 @@ class ThreadLocalWorld:
     tags_to_pg = _field("tags_to_pg")
     pg_to_tag = _field("pg_to_tag")
     pg_coalesce_state = _field("pg_coalesce_state")
+    pg_flight_recorder_hooks = _field("pg_flight_recorder_hooks")
     comms = _field("comms")
 
     @property
