@@ -60,9 +60,10 @@ __all__ = [
     "create_device",
     "init_multigpu_helper",
     "requires_ddp_rank",
+    "MultiThreadedTestCase",
+    "spawn_threads_and_init_comms",
 ]
 __all__ += distributed_skips.__all__
-__all__ += ["MultiThreadedTestCase", "spawn_threads_and_init_comms"]
 
 # The upstream name.
 _dynamo_dist_per_rank_init = dynamo_dist_per_rank_init

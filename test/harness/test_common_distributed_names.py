@@ -4,6 +4,7 @@ verify_ddp_error_logged, create_device, init_multigpu_helper, requires_ddp_rank,
 decorators skip_if_no_gpu, skip_if_small_worldsize, skip_if_odd_worldsize,
 skip_if_rocm_multiprocess and skip_if_win32 (all decided before any rank starts)."""
 
+import contextlib
 import os
 import sys
 import unittest
@@ -111,6 +112,16 @@ class TestRunSubtests(TestCase):
         result = run_case(Cases, "test_x")
         self.assertEqual(len(result.failures), 1)
         self.assertIn("(n=2)", str(result.failures[0][0]))
+
+    @unittest.skipIf(sys.version_info < (3, 11), "exception notes need Python 3.11")
+    def test_a_failing_combination_is_named_in_its_error(self):
+        def check(n, scale):
+            self.assertEqual(n * scale, 2)
+
+        with self.assertRaises(AssertionError) as caught:
+            with mock.patch.object(self, "subTest", lambda **_: contextlib.nullcontext()):
+                run_subtests(self, {"n": [1], "scale": [2, 3]}, check)
+        self.assertEqual(caught.exception.__notes__, ["in subtest n=1, scale=3"])
 
     def test_a_barrier_follows_each_combination_in_a_group(self):
         dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)

@@ -5,7 +5,10 @@ import unittest
 
 from torch_testing_ext.common_distributed import TEST_SKIPS, TestSkip
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess.skip_exit_codes import skip_reason_for_exit_code
+from torch_testing_ext.multiprocess.skip_exit_codes import (
+    skip_reason_for_exit_code,
+    skip_reason_for_system_exit,
+)
 
 from fixtures import rank_hooks
 
@@ -48,8 +51,13 @@ class TestSkipTable(TestCase):
         codes = [skip.exit_code for skip in beyond] + [code for code, _ in UPSTREAM.values()]
         self.assertEqual(len(codes), len(set(codes)))
         self.assertTrue(all(code <= 255 for code in codes))
-        self.assertEqual(skip_reason_for_exit_code(TEST_SKIPS["multi-gpu-64"].exit_code),
+        self.assertEqual(skip_reason_for_system_exit(TEST_SKIPS["multi-gpu-64"].exit_code),
                          "Need at least 64 CUDA devices")
+        # An exit status alone in that range is a crash (Python's 120, a native exit(-1)).
+        self.assertIsNone(skip_reason_for_exit_code(TEST_SKIPS["multi-gpu-64"].exit_code))
+        self.assertIsNone(skip_reason_for_exit_code(255))
+        for code, _ in UPSTREAM.values():
+            self.assertEqual(skip_reason_for_system_exit(code), skip_reason_for_exit_code(code))
         with self.assertRaises(KeyError):
             TEST_SKIPS["multi-gpu-175"]
         with self.assertRaises(KeyError):
@@ -65,6 +73,14 @@ class TestRanksExitingWithSkipCodes(TestCase):
 
     def test_os_exit_with_an_upstream_code_is_a_skip(self):
         self.assertEqual(self.run_case("test_exit_code_77"), ["Need at least 2 CUDA devices"])
+
+    def test_os_exit_with_an_extra_code_is_a_crash_not_a_skip(self):
+        result = unittest.TestResult()
+        rank_hooks.ExitsWithSkipCodes("test_os_exit_with_an_extra_code").run(result)
+        self.assertEqual(result.skipped, [])
+        self.assertEqual(len(result.errors + result.failures), 1)
+        self.assertIn("exited with code 120 without reporting an outcome",
+                      (result.errors + result.failures)[0][1])
 
     def test_sys_exit_beyond_eight_gpus_is_a_skip(self):
         self.assertEqual(self.run_case("test_system_exit_beyond_eight_gpus"),

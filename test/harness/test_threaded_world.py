@@ -29,18 +29,10 @@ from torch_testing_ext.distributed.multi_threaded_pg import (
 )
 from torch_testing_ext.run.settings import SettingError
 from torch_testing_ext.threads import rank_threads
+from torch_testing_ext.threads.collective_exchange import CollectiveAborted
 
 from fixtures import threaded_cases
-
-
-def run_case(cls, name):
-    result = unittest.TestResult()
-    cls(name).run(result)
-    return result
-
-
-def rank_threads_alive():
-    return [t.name for t in threading.enumerate() if t.name.startswith("rank ")]
+from fixtures.threaded_cases import rank_threads_alive, run_case
 
 
 class TestCollectives(MultiThreadedTestCase):
@@ -218,6 +210,10 @@ class TestOutcomes(TestCase):
         self.assertEqual([reason for _, reason in result.skipped], ["not on this machine"])
         self.assertTrue(result.wasSuccessful())
 
+    def test_every_rank_exiting_with_a_skip_code_is_a_skip(self):
+        result = run_case(threaded_cases.EveryRankSkips, "test_exits_with_a_skip_code")
+        self.assertEqual([reason for _, reason in result.skipped], ["Need at least 2 CUDA devices"])
+
     def test_a_rank_skipping_while_others_pass_is_a_skip(self):
         result = run_case(threaded_cases.NotEveryRankSkips, "test_rank_0_skips")
         self.assertEqual([reason for _, reason in result.skipped], ["rank 0 has nothing to do"])
@@ -287,6 +283,14 @@ class TestRankThreads(TestCase):
             t = torch.ones(2)
             dist.all_reduce(t)
             self.assertEqual(t, [1.0, 1.0])
+            # the group-name registry is the process's again: another thread's functional
+            # collective finds the main thread's group by its name
+            reduced = []
+            helper = threading.Thread(
+                target=lambda: reduced.append(funcol.all_reduce(t, "sum", main_group)))
+            helper.start()
+            helper.join(60)
+            self.assertEqual(reduced, [torch.ones(2)])
         finally:
             dist.destroy_process_group()
         self.assertFalse(dist.is_initialized())
@@ -318,10 +322,10 @@ class TestSpawnThreads(TestCase):
             out = [torch.empty(1) for _ in range(4)]
             dist.all_gather(out, torch.ones(1))
             if dist.get_rank() == 1:
-                raise AssertionError("Mimic real test failure.")
+                raise AssertionError("rank 1 saw the wrong gather")
             dist.all_gather(out, torch.ones(1))
 
-        with self.assertRaisesRegex(RuntimeError, "Mimic real test failure.") as caught:
+        with self.assertRaisesRegex(RuntimeError, "rank 1 saw the wrong gather") as caught:
             fails_on_rank_1(self)
         self.assertIsInstance(caught.exception, AssertionError)  # a failure, not an error
         self.assertIn("rank 1 failed", str(caught.exception))
@@ -370,8 +374,31 @@ class TestFace(TestCase):
             self.assertEqual(results, {0: (3.0, 0, ProcessLocalGroup), 1: (3.0, 1, ProcessLocalGroup)})
             self.assertFalse(dist.is_initialized())  # the main thread's own world is empty
         finally:
-            _uninstall_threaded_pg()  # also wakes a rank thread left waiting in a collective
+            _uninstall_threaded_pg()
         self.assertNotIsInstance(private.c10d_world(), ThreadLocalWorld)
+
+    def test_uninstall_wakes_a_thread_waiting_in_a_collective(self):
+        _install_threaded_pg()
+        joined, ended = threading.Event(), []
+
+        def lonely_rank():
+            dist.init_process_group("threaded", rank=0, world_size=2, store=dist.HashStore())
+            joined.set()
+            try:
+                dist.barrier()  # rank 1 never comes
+            except BaseException as error:
+                ended.append(type(error))
+
+        thread = threading.Thread(target=lonely_rank, daemon=True)
+        thread.start()
+        try:
+            self.assertTrue(joined.wait(60))
+        finally:
+            _uninstall_threaded_pg()
+        thread.join(60)
+        self.assertFalse(thread.is_alive())
+        self.assertEqual(ended, [CollectiveAborted])
+
 
 if __name__ == "__main__":
     run_tests()

@@ -28,7 +28,6 @@ import functools
 import os
 import shutil
 import types
-import unittest
 import warnings
 
 from .. import devices
@@ -39,7 +38,7 @@ from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
 from . import fork_server, supervisor
 from .leftovers import LeftoverProcessWarning, describe_leftovers
-from .rank_outcome import Verdict, combine
+from .rank_outcome import RankError, RankFailure, Verdict, combine, raise_verdict
 from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
@@ -49,14 +48,6 @@ __unittest = True
 
 TIMEOUT_ENV = settings.TIMEOUT.name
 DEFAULT_TEST_TIMEOUT = 300.0  # seconds for one test on all its ranks
-
-
-class RankFailure(AssertionError):
-    """One or more ranks failed an assertion."""
-
-
-class RankError(RuntimeError):
-    """One or more ranks raised, crashed or timed out."""
 
 
 def _in_rank() -> RankFacts:
@@ -159,9 +150,9 @@ class MultiProcessTestCase(TestCase):
     def _checked_settings(self) -> tuple[float, int, str]:
         """The timeout, world size and leftover policy, or SettingError naming the bad one."""
         name = type(self).__name__
-        timeout = settings.TIMEOUT.get() or settings.positive_seconds(f"{name}.timeout", self.timeout)
-        world_size = settings.positive_integer(f"{name}.world_size", self.world_size)
-        return timeout, world_size, settings.LEFTOVER_PROCESSES.get()
+        return (settings.timeout_seconds(f"{name}.timeout", self.timeout),
+                settings.positive_integer(f"{name}.world_size", self.world_size),
+                settings.LEFTOVER_PROCESSES.get())
 
     def _world(self, world_size: int) -> list[RankFacts]:
         return [RankFacts(rank, world_size, devices.rank_device(rank),
@@ -182,9 +173,4 @@ class MultiProcessTestCase(TestCase):
                 verdict = Verdict(status, "\n".join(filter(None, [verdict.message, note])))
             else:
                 warnings.warn(LeftoverProcessWarning(f"{self.id()}: {note}"), stacklevel=2)
-        if verdict.status is Status.SKIPPED:
-            raise unittest.SkipTest(verdict.message)
-        if verdict.status is Status.FAILED:
-            raise RankFailure(verdict.message)
-        if verdict.status is Status.ERROR:
-            raise RankError(verdict.message)
+        raise_verdict(verdict)

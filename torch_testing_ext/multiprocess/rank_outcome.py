@@ -1,12 +1,17 @@
-"""What each rank reports, and how the ranks' outcomes combine into the test's verdict."""
+"""What each rank reports, how the ranks' outcomes combine into the test's verdict, and how
+a verdict ends the test (shared by process ranks and thread ranks)."""
 
 from __future__ import annotations
 
 import dataclasses
+import unittest
 
 from ..reporting.status import Status
+from ..reporting.tracebacks import format_test_exception
+from .skip_exit_codes import skip_reason_for_system_exit
 
-__all__ = ["RankOutcome", "Verdict", "combine"]
+__all__ = ["RankOutcome", "Verdict", "RankFailure", "RankError", "outcome_of", "combine",
+           "raise_verdict"]
 
 __unittest = True
 
@@ -27,6 +32,32 @@ class Verdict:
 
     status: Status
     message: str = ""
+
+
+class RankFailure(AssertionError):
+    """One or more ranks failed an assertion."""
+
+
+class RankError(RuntimeError):
+    """One or more ranks raised, crashed or timed out."""
+
+
+def outcome_of(rank: int, error: BaseException) -> RankOutcome:
+    """The outcome of a rank whose test ended by raising ``error``: a skip (``SkipTest``, or
+    ``SystemExit`` with a skip exit code), a pass (``SystemExit(0)``), a failure (an
+    assertion) or an error."""
+    if isinstance(error, unittest.SkipTest):
+        return RankOutcome(rank, Status.SKIPPED, str(error))
+    if isinstance(error, SystemExit):
+        code = error.code
+        reason = skip_reason_for_system_exit(code) if isinstance(code, int) else None
+        if reason:
+            return RankOutcome(rank, Status.SKIPPED, reason)
+        if code in (0, None):
+            return RankOutcome(rank, Status.PASSED)
+        return RankOutcome(rank, Status.ERROR, f"SystemExit({code!r})\n{format_test_exception(error)}")
+    status = Status.FAILED if isinstance(error, AssertionError) else Status.ERROR
+    return RankOutcome(rank, status, format_test_exception(error))
 
 
 def _prefixed(rank: int, text: str) -> str:
@@ -58,3 +89,15 @@ def combine(outcomes: list[RankOutcome]) -> Verdict:
         reasons = sorted({o.detail for o in skipped})
         return Verdict(Status.SKIPPED, "; ".join(reasons))
     return Verdict(Status.PASSED)
+
+
+def raise_verdict(verdict: Verdict, failure: type[AssertionError] = RankFailure) -> None:
+    """End the test as ``verdict`` says: return if it passed, else raise ``SkipTest``,
+    ``failure`` (only assertion failures) or :class:`RankError`."""
+    if verdict.status is Status.PASSED:
+        return
+    if verdict.status is Status.SKIPPED:
+        raise unittest.SkipTest(verdict.message)
+    if verdict.status is Status.FAILED:
+        raise failure(verdict.message)
+    raise RankError(verdict.message)

@@ -16,7 +16,6 @@ import signal
 import sys
 import threading
 import traceback
-import unittest
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -24,10 +23,8 @@ from .._torch_private import run_multiprocessing_finalizers
 from ..case.test_case import seed_everything
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
-from ..reporting.tracebacks import format_test_exception
-from .rank_outcome import RankOutcome
+from .rank_outcome import RankOutcome, outcome_of
 from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
-from .skip_exit_codes import skip_reason_for_exit_code
 
 __all__ = ["run_rank", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
@@ -92,21 +89,8 @@ def _run(task: RankTask, rank: int) -> RankOutcome:
             getattr(cls, task.method)(test)
         finally:
             test.tearDownRank()
-    except unittest.SkipTest as skip:
-        return RankOutcome(rank, Status.SKIPPED, str(skip))
-    except SystemExit as exit_request:
-        code = exit_request.code
-        reason = skip_reason_for_exit_code(code) if isinstance(code, int) else None
-        if reason:
-            return RankOutcome(rank, Status.SKIPPED, reason)
-        if code in (0, None):
-            return RankOutcome(rank, Status.PASSED)
-        return RankOutcome(rank, Status.ERROR,
-                           f"SystemExit({code!r})\n{format_test_exception(exit_request)}")
-    except AssertionError as failure:
-        return RankOutcome(rank, Status.FAILED, format_test_exception(failure))
-    except BaseException as error:
-        return RankOutcome(rank, Status.ERROR, format_test_exception(error))
+    except BaseException as error:  # every ending of the test is the rank's outcome
+        return outcome_of(rank, error)
     return RankOutcome(rank, Status.PASSED)
 
 

@@ -3,14 +3,17 @@
 PyTorch's harness lets a rank skip by exiting with one of these codes; a rank of ours that
 exits with one (or raises ``SystemExit`` with one) is reported as skipped with its message.
 The codes and messages are upstream's; ``"multi-gpu-<n>"`` is defined for any ``n`` (upstream
-stops at 8).
+stops at 8). Those extra codes (90-255) count only when a rank raises ``SystemExit`` with
+one: a process that merely ends with such a status (Python's 120, a native ``exit(-1)``) has
+crashed, and is never taken for a skip.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["TestSkip", "TEST_SKIPS", "multi_gpu_skip", "skip_reason_for_exit_code"]
+__all__ = ["TestSkip", "TEST_SKIPS", "multi_gpu_skip", "skip_reason_for_exit_code",
+           "skip_reason_for_system_exit"]
 
 
 class TestSkip(NamedTuple):
@@ -61,10 +64,17 @@ TEST_SKIPS: dict[str, TestSkip] = _SkipTable({
 
 
 def skip_reason_for_exit_code(code: int | None) -> str | None:
-    """The skip message for an upstream skip exit code, or None if ``code`` is not one."""
+    """The skip message for one of upstream's skip exit codes, or None if ``code`` is not one
+    (what a rank's exit status alone may mean)."""
     for skip in TEST_SKIPS.values():
         if skip.exit_code == code:
             return skip.message
+    return None
+
+
+def skip_reason_for_system_exit(code: int | None) -> str | None:
+    """The skip message for ``SystemExit(code)`` raised by a rank: upstream's codes, and ours
+    for more than 8 GPUs; None if ``code`` is neither."""
     if code is not None and _FIRST_EXTRA_CODE <= code <= 255:
         return multi_gpu_skip(code - _FIRST_EXTRA_CODE + 9).message
-    return None
+    return skip_reason_for_exit_code(code)

@@ -4,15 +4,16 @@ unittest hides the frames of modules that set ``__unittest = True`` (its own): t
 (the runner that called the test) and, for an assertion failure, the trailing ones (the
 ``assert*`` method that raised). Our harness modules set the same marker, and a rank formats
 its exception with :func:`format_test_exception`, so a failure in a rank points at the test's
-line, not at ours.
+line, not at ours. :func:`format_user_stack` does the same for the stack of a thread that is
+still running (a rank thread stuck at its timeout).
 """
 
 from __future__ import annotations
 
 import traceback
-from types import TracebackType
+from types import FrameType, TracebackType
 
-__all__ = ["format_test_exception"]
+__all__ = ["format_test_exception", "format_user_stack"]
 
 
 def _is_harness_frame(tb: TracebackType) -> bool:
@@ -35,3 +36,18 @@ def format_test_exception(
             probe = probe.tb_next
         limit = limit or None
     return "".join(traceback.format_exception(type(error), error, tb, limit=limit))
+
+
+def format_user_stack(frame: FrameType | None) -> str:
+    """The stack ending at ``frame`` (a running thread's), from the test's first frame inward:
+    the harness's frames and the thread's start-up in ``threading`` are left out."""
+    frames = []
+    while frame is not None:
+        frames.append(frame)
+        frame = frame.f_back
+    frames.reverse()
+    while frames and ("__unittest" in frames[0].f_globals
+                      or frames[0].f_globals.get("__name__") == "threading"):
+        frames.pop(0)
+    summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
+    return "".join(summary.format()) or "(no Python frames)\n"

@@ -28,7 +28,7 @@ from torch.futures import Future
 
 from .._torch_private import answer_source_rank
 
-__all__ = ["CollectiveAborted", "Exchange", "Meeting", "ThreadedWork"]
+__all__ = ["CollectiveAborted", "Exchange", "ThreadedWork"]
 
 __unittest = True
 
@@ -238,8 +238,7 @@ class ThreadedWork(dist.Work):
         self._result = result
 
     def wait(self, timeout: datetime.timedelta | None = None) -> bool:
-        seconds = timeout.total_seconds() if timeout else None
-        self._exchange.wait(self._meeting, seconds or None)
+        self._exchange.wait(self._meeting, timeout.total_seconds() if timeout else None)
         return True
 
     def is_completed(self) -> bool:

@@ -16,25 +16,28 @@ import dataclasses
 import datetime
 import threading
 import time
-import traceback
-import unittest
 from collections.abc import Callable
-from types import FrameType
 
 import torch.distributed as dist
 
-from .._torch_private import raise_in_thread, set_thread_isolated_group_registry, thread_frames
-from ..multiprocess.multiprocess_test_case import RankError, RankFailure
-from ..multiprocess.rank_outcome import RankOutcome, combine
+from .._torch_private import raise_in_thread, thread_frames
+from ..multiprocess.rank_outcome import (
+    RankError,
+    RankFailure,
+    RankOutcome,
+    combine,
+    outcome_of,
+    raise_verdict,
+)
 from ..process_groups.teardown import destroy_process_groups
 from ..reporting.status import Status
-from ..reporting.tracebacks import format_test_exception
+from ..reporting.tracebacks import format_user_stack
 from . import threaded_pg
 from .collective_exchange import CollectiveAborted, Exchange
 from .thread_world import install_thread_local_world, uninstall_thread_local_world
 
 __all__ = ["ThreadedRun", "ThreadRankFailure", "run_rank_threads", "raise_for_outcome",
-           "current_thread_rank", "STOP_GRACE"]
+           "current_thread_rank"]
 
 __unittest = True
 
@@ -59,20 +62,6 @@ class ThreadedRun:
 
     outcomes: list[RankOutcome]
     left_running: list[int]
-
-
-def _user_stack(frame: FrameType | None) -> str:
-    """``frame``'s stack from the test's first frame inward (thread start-up and harness left out)."""
-    frames = []
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
-    frames.reverse()
-    while frames and ("__unittest" in frames[0].f_globals
-                      or frames[0].f_globals.get("__name__") == "threading"):
-        frames.pop(0)
-    summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
-    return "".join(summary.format()) or "(no Python frames)\n"
 
 
 class _Ranks:
@@ -107,13 +96,10 @@ class _Ranks:
             thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _outcome_of(error: BaseException) -> tuple[Status, str]:
-    if isinstance(error, unittest.SkipTest):
-        return Status.SKIPPED, str(error)
-    if isinstance(error, CollectiveAborted):
-        return Status.STOPPED, str(error)
-    status = Status.FAILED if isinstance(error, AssertionError) else Status.ERROR
-    return status, format_test_exception(error)
+def _outcome_of(rank: int, error: BaseException) -> RankOutcome:
+    if isinstance(error, CollectiveAborted):  # woken because another rank failed or timed out
+        return RankOutcome(rank, Status.STOPPED, str(error))
+    return outcome_of(rank, error)
 
 
 def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: float) -> None:
@@ -127,7 +113,8 @@ def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: f
         finally:
             destroy_process_groups()
     except BaseException as error:  # every ending of a rank is its outcome
-        ranks.record(rank, *_outcome_of(error))
+        outcome = _outcome_of(rank, error)
+        ranks.record(rank, outcome.status, outcome.detail)
     else:
         ranks.record(rank, Status.PASSED)
 
@@ -137,7 +124,7 @@ def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
     stuck = ranks.alive()
     frames = thread_frames()
     for rank in stuck:
-        stack = _user_stack(frames.get(ranks.threads[rank].ident))
+        stack = format_user_stack(frames.get(ranks.threads[rank].ident))
         ranks.record(rank, Status.TIMED_OUT,
                      f"still running after {timeout:g} s; its stack:\n{stack}", fail_fast=False)
     ranks.exchange.abort(f"the test timed out after {timeout:g} s")
@@ -153,8 +140,6 @@ def run_rank_threads(body: Callable[[int], None], world_size: int, timeout: floa
     """Run ``body(rank)`` on ``world_size`` rank threads, each in the default threaded group."""
     ranks = _Ranks(world_size)
     install_thread_local_world()
-    set_thread_isolated_group_registry(True)
-    threaded_pg.register_threaded_backend()
     threaded_pg.set_active_exchange(ranks.exchange)
     left_running: list[int] = []
     try:
@@ -170,10 +155,7 @@ def run_rank_threads(body: Callable[[int], None], world_size: int, timeout: floa
         if ranks.alive():  # interrupted (Ctrl-C): wake the ranks before the world goes
             ranks.exchange.abort("the test was interrupted")
             ranks.join(time.monotonic() + STOP_GRACE)
-        ranks.exchange.abort("the test ended")
-        threaded_pg.set_active_exchange(None)
-        set_thread_isolated_group_registry(False)
-        uninstall_thread_local_world()
+        uninstall_thread_local_world()  # also tears down the exchange
     return ThreadedRun(ranks.outcomes(), left_running)
 
 
@@ -186,9 +168,4 @@ def raise_for_outcome(run: ThreadedRun) -> None:
         note = (f"rank {listed} could not be stopped (blocked outside Python); its thread is "
                 "left running as a daemon thread")
         raise RankError("\n".join(filter(None, [verdict.message, note])))
-    if verdict.status is Status.SKIPPED:
-        raise unittest.SkipTest(verdict.message)
-    if verdict.status is Status.FAILED:
-        raise ThreadRankFailure(verdict.message)
-    if verdict.status is not Status.PASSED:
-        raise RankError(verdict.message)
+    raise_verdict(verdict, ThreadRankFailure)

@@ -47,7 +47,7 @@ def spawn_threads_and_init_comms(func: Callable[..., Any] | None = None,
     @functools.wraps(func)
     def run_on_threads(self: Any, *args: Any, **kwargs: Any) -> None:
         where = f"spawn_threads_and_init_comms on {func.__qualname__}"
-        seconds = settings.TIMEOUT.get() or settings.positive_seconds(f"{where}: timeout", timeout)
+        seconds = settings.timeout_seconds(f"{where}: timeout", timeout)
         size = settings.positive_integer(f"{where}: world_size", world_size)
         run = run_rank_threads(lambda rank: func(self, *args, **kwargs), size, seconds,
                                func.__qualname__)

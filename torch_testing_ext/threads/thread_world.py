@@ -5,9 +5,11 @@ object per process. Rank threads each need their own, so that in each thread
 ``dist.get_rank()``, ``dist.all_reduce(t)`` and ``dist.group.WORLD`` act as that thread's rank.
 :func:`install_thread_local_world` replaces the process's world with a
 :class:`ThreadLocalWorld` (every thread, the main one included, starts with an empty world of
-its own) and turns off autograd's device threads, so that a backward pass runs in the rank
-thread that started it and sees its world. :func:`uninstall_thread_local_world` puts the
-process's world back as it was, with any group the main thread had before.
+its own), makes the C++ registry of group names per thread too, (re-)registers the
+``threaded`` backend, and turns off autograd's device threads, so that a backward pass runs in
+the rank thread that started it and sees its world. :func:`uninstall_thread_local_world` tears
+down the exchange threaded groups meet in and puts the process's world back as it was, with
+any group the main thread had before.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from typing import Any
 
 import torch
 
-from .._torch_private import c10d_world, set_c10d_world
+from .._torch_private import c10d_world, set_c10d_world, set_thread_isolated_group_registry
+from . import threaded_pg
 
-__all__ = ["ThreadLocalWorld", "install_thread_local_world", "uninstall_thread_local_world",
-           "thread_local_world_installed"]
+__all__ = ["ThreadLocalWorld", "install_thread_local_world", "uninstall_thread_local_world"]
 
 __unittest = True
 
@@ -94,19 +96,18 @@ _installed: list[tuple[Any, contextlib.ExitStack]] = []  # the replaced world, w
 _install_lock = threading.Lock()
 
 
-def thread_local_world_installed() -> bool:
-    """Whether the process's c10d world is currently a :class:`ThreadLocalWorld`."""
-    return isinstance(c10d_world(), ThreadLocalWorld)
-
-
 def install_thread_local_world() -> ThreadLocalWorld:
-    """Give every thread its own c10d world (a no-op if that is already so); returns it."""
+    """Give every thread its own c10d world and group-name registry, and register the
+    ``threaded`` backend (the world stays as it is if it is already thread-local); returns it."""
+    threaded_pg.register_threaded_backend()  # every time: the last registration of the name wins
     with _install_lock:
         current = c10d_world()
         if isinstance(current, ThreadLocalWorld):
             return current
         undo = contextlib.ExitStack()
         undo.enter_context(torch.autograd.set_multithreading_enabled(False))
+        set_thread_isolated_group_registry(True)
+        undo.callback(set_thread_isolated_group_registry, False)
         world = ThreadLocalWorld()
         _installed.append((current, undo))
         set_c10d_world(world)
@@ -114,7 +115,10 @@ def install_thread_local_world() -> ThreadLocalWorld:
 
 
 def uninstall_thread_local_world() -> None:
-    """Put back the process's own c10d world and autograd's threads (a no-op if not installed)."""
+    """Tear down the active exchange (a thread still waiting in it raises ``CollectiveAborted``);
+    put back the process's own c10d world, group-name registry and autograd's threads (if
+    installed)."""
+    threaded_pg.set_active_exchange(None)
     with _install_lock:
         if not _installed:
             return

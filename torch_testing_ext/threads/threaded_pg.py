@@ -63,6 +63,10 @@ def _options_root(opts: Any) -> int:
     return int(opts.rootRank)
 
 
+def _options_op(opts: Any) -> Any:
+    return opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+
+
 class ThreadedProcessGroup(dist.ProcessGroup):
     """One rank thread's view of a group of rank threads (upstream: ``ProcessLocalGroup``)."""
 
@@ -98,17 +102,17 @@ class ThreadedProcessGroup(dist.ProcessGroup):
     # -- collectives ---------------------------------------------------------------------------
 
     def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> ThreadedWork:
-        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        op = _options_op(opts)
         return self._meet(f"all_reduce({math.reduce_op_name(op)})", tensors,
                           lambda c: math.all_reduce(c, op), tensors)
 
     def allreduce_coalesced(self, tensors: list[torch.Tensor], opts: Any = None) -> ThreadedWork:
-        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        op = _options_op(opts)
         return self._meet(f"all_reduce_coalesced({math.reduce_op_name(op)})", tensors,
                           lambda c: math.all_reduce(c, op), tensors)
 
     def reduce(self, tensors: list[torch.Tensor], opts: Any) -> ThreadedWork:
-        op, root = opts.reduceOp, _options_root(opts)
+        op, root = _options_op(opts), _options_root(opts)
         return self._meet(f"reduce({math.reduce_op_name(op)}, dst={root})", tensors,
                           lambda c: math.reduce(c, op, root), tensors)
 
@@ -138,19 +142,19 @@ class ThreadedProcessGroup(dist.ProcessGroup):
 
     def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
                        opts: Any = None) -> ThreadedWork:
-        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        op = _options_op(opts)
         return self._meet(f"reduce_scatter({math.reduce_op_name(op)})", (outputs, inputs),
                           lambda c: math.reduce_scatter(c, op), outputs)
 
     def reduce_scatter_single(self, output: torch.Tensor, input: torch.Tensor,
                               opts: Any = None) -> ThreadedWork:
-        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        op = _options_op(opts)
         return self._meet(f"reduce_scatter_tensor({math.reduce_op_name(op)})", (output, input),
                           lambda c: math.reduce_scatter_tensor(c, op), [output])
 
     def reduce_scatter_single_coalesced(self, outputs: list[torch.Tensor],
                                         inputs: list[torch.Tensor], opts: Any = None) -> ThreadedWork:
-        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        op = _options_op(opts)
         pairs = list(zip(outputs, inputs, strict=True))
 
         def complete(contributions: dict[int, Any]) -> None:

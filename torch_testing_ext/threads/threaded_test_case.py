@@ -119,8 +119,8 @@ class MultiThreadedTestCase(TestCase):
     def _checked_settings(self) -> tuple[float, int]:
         """The timeout and world size, or SettingError naming the bad one."""
         name = type(self).__name__
-        timeout = settings.TIMEOUT.get() or settings.positive_seconds(f"{name}.timeout", self.timeout)
-        return timeout, settings.positive_integer(f"{name}.world_size", self.world_size)
+        return (settings.timeout_seconds(f"{name}.timeout", self.timeout),
+                settings.positive_integer(f"{name}.world_size", self.world_size))
 
     def _run_on_threads(self) -> None:
         timeout, world_size = skip_or_check_settings(self, self._checked_settings)
