@@ -48,26 +48,21 @@ import os
 import re
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
+# Run from a checkout without installing the package; the self-tests' marked runs serve here too.
+sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
 
-from torch_testing_ext.process_tree.proc_table import (  # noqa: E402
-    command_line,
-    environment_value,
-    process_table,
-)
+from fixtures.marked_run import EXIT_BOUND, MarkedRun, watch_all  # noqa: E402
 
+# Not the self-tests' marker: the driver scenario runs the self-tests that start marked runs,
+# and what those start must still carry this marker.
 MARKER_ENV = "TTE_CONCURRENT_RUN_MARKER"
-EXIT_BOUND = 1.0  # seconds after a run's exit by which none of its processes may be left
 TAIL_LINES = 12  # lines of a failed run's output shown
 # Torch's own on-disk inductor cache: parts of it ignore TORCHINDUCTOR_CACHE_DIR and always go to
 # $TMPDIR/torchinductor_<user> (torch 2.13). It is torch's, kept on purpose, so not counted.
@@ -147,59 +142,31 @@ def driver_counts(output: str) -> Counts | None:
 
 @dataclasses.dataclass
 class Run:
-    """One command, started with its own TMPDIR and marker, and what was seen of it."""
+    """One ``python`` command, started as a :class:`MarkedRun` (its own TMPDIR and marker), and
+    what was seen of it."""
 
     label: str
-    argv: list[str]
-    directory: Path
+    args: list[str]  # what python runs
+    directory: Path  # its TMPDIR (tmp/), output (output.log) and reports
     parse: Callable[[str], Counts | None]  # the counts in its output
     reports: Path | None = None
-    marker: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)
-    seen: dict[int, str] = dataclasses.field(default_factory=dict)  # pid -> command line
-    started_at: float = 0.0
-    exited_at: float | None = None
-    left: list[int] | None = None  # decided EXIT_BOUND s after the exit at the latest
-    returncode: int | None = None
-    process: subprocess.Popen | None = None
-    counts: Counts | None = None  # from here on, filled in by conclude()
+    marked: MarkedRun | None = None  # from start() on
+    left: list[int] = dataclasses.field(default_factory=list)  # EXIT_BOUND s after its exit
+    returncode: int | None = None  # from here on, filled in by conclude()
+    counts: Counts | None = None
     collisions: list[str] = dataclasses.field(default_factory=list)
     tmp_left: list[str] = dataclasses.field(default_factory=list)
     tail: list[str] = dataclasses.field(default_factory=list)
 
-    @property
-    def tmp(self) -> Path:
-        return self.directory / "tmp"
-
-    @property
-    def log(self) -> Path:
-        return self.directory / "output.log"
-
     def start(self, inductor_cache: str) -> None:
-        self.tmp.mkdir(parents=True)
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_TESTING_EXT_")}
-        env.update({MARKER_ENV: self.marker, "TMPDIR": str(self.tmp),
-                    "TORCHINDUCTOR_CACHE_DIR": inductor_cache})
-        with open(self.log, "wb") as log:
-            self.started_at = time.monotonic()
-            self.process = subprocess.Popen(self.argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
-                                            stdout=log, stderr=subprocess.STDOUT)
-        self.seen[self.process.pid] = shlex.join(self.argv)
+        self.directory.mkdir(parents=True)
+        self.marked = MarkedRun(*self.args, keep_in=self.directory, inductor_cache=inductor_cache,
+                                cwd=ROOT, marker_env=MARKER_ENV)
 
-    def remaining(self, table: dict) -> list[int]:
-        """Its processes still in the process table: any it was seen with (zombies included;
-        a live one only if it still carries the marker, in case the pid was reused) and any
-        live process carrying the marker."""
-        left = []
-        for pid, info in table.items():
-            if pid in self.seen and info.gone:
-                left.append(pid)
-            elif not info.gone and environment_value(pid, MARKER_ENV) == self.marker:
-                left.append(pid)
-        return sorted(left)
-
-    def conclude(self) -> None:
-        """Read what the run produced (before its directory is removed)."""
-        output = self.log.read_text(errors="replace")
+    def conclude(self, returncode: int, output: str, left: list | None) -> None:
+        """Note how it ended and read what it produced (before its directory is removed)."""
+        self.returncode = returncode
+        self.left = [pid for pid, _info in left or []]
         self.counts = self.parse(output)
         self.tail = output.splitlines()[-TAIL_LINES:]
         texts = [output]
@@ -208,7 +175,12 @@ class Run:
         # Lines of its output and reports that look like a port, store or file collision.
         self.collisions = [line.strip() for text in texts for line in text.splitlines()
                            if COLLISION.search(line)]
-        self.tmp_left = sorted(p.name for p in self.tmp.iterdir() if not p.name.startswith(TORCH_CACHE))
+        self.tmp_left = sorted(name for name in os.listdir(self.marked.tmpdir)
+                               if not name.startswith(TORCH_CACHE))
+
+    def command(self, pid: int) -> str:
+        seen = self.marked.seen.get(pid)
+        return seen.command if seen else "?"
 
     @property
     def passed(self) -> bool:
@@ -217,61 +189,6 @@ class Run:
     @property
     def clean(self) -> bool:
         return self.passed and not (self.left or self.collisions or self.tmp_left)
-
-
-class Watcher:
-    """Polls /proc for every process carrying the marker of a run still being watched."""
-
-    def __init__(self, runs: list[Run], poll: float) -> None:
-        self.runs = runs
-        self.poll = poll
-        self._by_marker = {run.marker: run for run in runs}
-        self._unmarked: set[int] = set()  # live pids without a marker (read once)
-
-    def scan(self) -> dict:
-        table = process_table()
-        self._unmarked &= set(table)  # a pid that vanished may come back as a new process
-        for pid, info in table.items():
-            if info.gone or pid in self._unmarked:
-                continue
-            run = self._by_marker.get(environment_value(pid, MARKER_ENV) or "")
-            if run is None:
-                self._unmarked.add(pid)
-            elif pid not in run.seen:
-                run.seen[pid] = command_line(pid)
-        return table
-
-    def watch(self, timeout: float) -> None:
-        """Until every run has exited and been checked for leftovers (or ``timeout``)."""
-        deadline = time.monotonic() + timeout
-        while any(run.left is None for run in self.runs):
-            table = self.scan()
-            now = time.monotonic()
-            for run in self.runs:
-                if run.exited_at is None:
-                    if run.process.poll() is not None:
-                        run.exited_at, run.returncode = now, run.process.returncode
-                    elif now > deadline:
-                        print(f"  {run.label}: still running after {timeout:g} s; killing it", flush=True)
-                        kill_tree(run)
-                    continue
-                if run.left is None:
-                    remaining = run.remaining(table)
-                    if not remaining or now >= run.exited_at + EXIT_BOUND:
-                        run.left = remaining
-                        for pid in remaining:
-                            run.seen.setdefault(pid, command_line(pid))
-            time.sleep(self.poll)
-
-
-def kill_tree(run: Run) -> None:
-    """SIGKILL the run's process and every live process carrying its marker."""
-    pids = {run.process.pid} | set(run.remaining(process_table()))
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @dataclasses.dataclass
@@ -286,7 +203,7 @@ def file_scenarios(args: argparse.Namespace, work: Path) -> list[Scenario]:
     scenarios = []
     for name in args.files:
         script = f"test/{name}.py"
-        runs = [Run(f"{Path(name).name} #{i}", [sys.executable, script], work / f"{Path(name).name}-{i}",
+        runs = [Run(f"{Path(name).name} #{i}", [script], work / f"{Path(name).name}-{i}",
                     unittest_counts) for i in range(1, args.runs + 1)]
         scenarios.append(Scenario(f"{args.runs} x {script}", runs))
     return scenarios
@@ -302,9 +219,9 @@ def driver_scenario(args: argparse.Namespace, work: Path) -> Scenario:
     for i in range(1, args.runs + 1):
         directory = work / f"driver-{i}"
         reports = directory / "reports"
-        argv = [sys.executable, "run_test.py", "--shard", str(i), str(args.runs), "--save-xml",
-                str(reports), "--continue-through-error", *selection]
-        runs.append(Run(f"shard {i}/{args.runs}", argv, directory, driver_counts, reports))
+        command = ["run_test.py", "--shard", str(i), str(args.runs), "--save-xml", str(reports),
+                   "--continue-through-error", *selection]
+        runs.append(Run(f"shard {i}/{args.runs}", command, directory, driver_counts, reports))
     note = ("whole suite" if args.driver_include == ["all"] else
             f"subset: -i {' '.join(args.driver_include)}") + (
             f" -x {' '.join(args.driver_exclude)}" if args.driver_exclude else "")
@@ -315,9 +232,9 @@ def xdist_scenario(args: argparse.Namespace, work: Path) -> Scenario:
     # -p no:cacheprovider: the pytest run must not write .pytest_cache into the checkout.
     selection = ["-k", args.xdist_k] if args.xdist_k else []
     # --basetemp: pytest keeps its base temp directory on purpose; keep it out of the TMPDIR.
-    argv = [sys.executable, "-m", "pytest", "-n", str(args.xdist_workers), "-q", "-p", "no:cacheprovider",
-            f"--basetemp={work / 'xdist' / 'pytest-basetemp'}", *selection, *args.xdist_files]
-    runs = [Run(f"pytest -n {args.xdist_workers}", argv, work / "xdist", pytest_counts)]
+    command = ["-m", "pytest", "-n", str(args.xdist_workers), "-q", "-p", "no:cacheprovider",
+               f"--basetemp={work / 'xdist' / 'pytest-basetemp'}", *selection, *args.xdist_files]
+    runs = [Run(f"pytest -n {args.xdist_workers}", command, work / "xdist", pytest_counts)]
     note = f"subset: -k {shlex.quote(args.xdist_k)}" if args.xdist_k else "every test"
     return Scenario(f"pytest -n {args.xdist_workers} {' '.join(args.xdist_files)}", runs, note)
 
@@ -325,22 +242,22 @@ def xdist_scenario(args: argparse.Namespace, work: Path) -> Scenario:
 def run_scenario(scenario: Scenario, args: argparse.Namespace, inductor_cache: str) -> None:
     print(f"== {scenario.name}" + (f"  ({scenario.note})" if scenario.note else ""), flush=True)
     started = time.monotonic()
-    for run in scenario.runs:
-        run.start(inductor_cache)
     try:
-        Watcher(scenario.runs, args.poll).watch(args.timeout)
+        for run in scenario.runs:
+            run.start(inductor_cache)
+        results = watch_all([run.marked for run in scenario.runs], args.timeout, args.poll)
+        for run, result in zip(scenario.runs, results):
+            run.conclude(*result)
     finally:
         for run in scenario.runs:
-            if run.process.poll() is None or run.left:
-                kill_tree(run)  # leave nothing of ours behind, whatever was found
-            run.process.wait()
-            run.conclude()
+            if run.marked is not None:
+                run.marked.close()  # leave nothing of ours behind, whatever was found
     scenario.wall = time.monotonic() - started
     for run in scenario.runs:
-        counts = run.counts
+        counts, marked = run.counts, run.marked
         shown = "?" if counts is None else f"{counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped"
-        print(f"  {run.label}: exit {run.returncode}, {shown}, {len(run.seen)} processes seen, "
-              f"{len(run.left)} left, {run.exited_at - run.started_at:.1f} s", flush=True)
+        print(f"  {run.label}: exit {run.returncode}, {shown}, {len(marked.seen)} processes seen, "
+              f"{len(run.left)} left, {marked.exited_at - marked.started_at:.1f} s", flush=True)
 
 
 def table(scenarios: list[Scenario]) -> str:
@@ -355,7 +272,7 @@ def table(scenarios: list[Scenario]) -> str:
         ok_runs = sum(run.passed for run in s.runs)
         rows.append((s.name, f"{ok_runs}/{len(s.runs)} ok", str(total.passed), failed, str(total.skipped),
                      str(sum(bool(run.collisions) for run in s.runs)),
-                     str(sum(len(run.seen) for run in s.runs)),
+                     str(sum(len(run.marked.seen) for run in s.runs)),
                      str(sum(len(run.left) for run in s.runs)),
                      str(sum(len(run.tmp_left) for run in s.runs)), f"{s.wall:.0f} s"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -373,10 +290,10 @@ def details(scenarios: list[Scenario]) -> str:
                 problems.append(f"failed (exit {run.returncode}); the end of its output:")
                 problems += [f"  | {line}" for line in run.tail]
             problems += [f"collision? {line[:200]}" for line in run.collisions[:5]]
-            problems += [f"left: pid {pid}: {run.seen.get(pid, '?')[:200]}" for pid in run.left]
+            problems += [f"left: pid {pid}: {run.command(pid)[:200]}" for pid in run.left]
             problems += [f"left in TMPDIR: {name}" for name in run.tmp_left[:10]]
             if problems:
-                lines.append(f"{s.name} / {run.label}: {shlex.join(run.argv)}")
+                lines.append(f"{s.name} / {run.label}: {shlex.join(run.marked.argv)}")
                 lines += [f"    {p}" for p in problems]
     return "\n".join(lines)
 

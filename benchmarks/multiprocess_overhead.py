@@ -1,23 +1,20 @@
 """Per-test cost of a multi-process test: torch_testing_ext vs PyTorch's own harness.
 
 For each harness it writes a test file with N trivial 2-rank gloo ``all_reduce`` tests (or N
-tests skipped by ``skip_if_lt_x_gpu(8)``), runs it in a fresh interpreter for two values of N,
-and reports the *marginal* wall time per test, (T(N_large) - T(N_small)) / (N_large - N_small),
-which leaves out interpreter start and imports. This is the one file in the project that
-imports ``torch.testing._internal``: it measures us against it side by side.
+tests skipped by ``skip_if_lt_x_gpu(8)``) and reports the *marginal* wall time per test (see
+``marginal_cost``). Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
+measures us against it side by side.
 
 Usage: python benchmarks/multiprocess_overhead.py [--small 1] [--large 4] [--repeats 1]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import subprocess
-import sys
 import tempfile
 import textwrap
-import time
+
+from marginal_cost import marginal, parse_sizes
 
 HARNESSES = {
     "torch_testing_ext": ("torch_testing_ext.common_distributed", "torch_testing_ext.common_utils"),
@@ -72,41 +69,15 @@ SKIPPED = '''
 '''
 
 
-def write_file(directory: str, harness: str, kind: str, count: int) -> str:
+def source(harness: str, kind: str, count: int) -> str:
     distributed, utils = HARNESSES[harness]
     body = "".join((ALLREDUCE if kind == "allreduce" else SKIPPED).format(i=i) for i in range(count))
-    path = os.path.join(directory, f"bench_{abs(hash((harness, kind, count)))}.py")
-    with open(path, "w") as f:
-        f.write(TEMPLATE.format(distributed=distributed, utils=utils, tests=textwrap.indent(
-            textwrap.dedent(body), "    ")))
-    return path
-
-
-def time_file(path: str) -> float:
-    started = time.perf_counter()
-    completed = subprocess.run([sys.executable, path], capture_output=True, text=True, timeout=3600)
-    elapsed = time.perf_counter() - started
-    if completed.returncode != 0:
-        raise SystemExit(f"benchmark file failed:\n{completed.stderr[-3000:]}")
-    return elapsed
-
-
-def marginal(directory: str, harness: str, kind: str, small: int, large: int, repeats: int) -> float:
-    best = []
-    for count in (small, large):
-        path = write_file(directory, harness, kind, count)
-        best.append(min(time_file(path) for _ in range(repeats)))
-    return (best[1] - best[0]) / (large - small)
+    return TEMPLATE.format(distributed=distributed, utils=utils, tests=textwrap.indent(
+        textwrap.dedent(body), "    "))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--small", type=int, default=1)
-    parser.add_argument("--large", type=int, default=4)
-    parser.add_argument("--repeats", type=int, default=1)
-    args = parser.parse_args()
-    if not 0 < args.small < args.large:
-        parser.error("need 0 < --small < --large")
+    args = parse_sizes(__doc__.splitlines()[0], small=1, large=4)
     print(f"{os.cpu_count()} CPUs; marginal wall time per test from N={args.small} vs N={args.large}")
     results = {}
     ours, theirs = HARNESSES
@@ -116,7 +87,8 @@ def main() -> None:
                 # Our tests cost too little to see over a few of them: use many more.
                 scale = {"allreduce": 10, "skipped": 50}[kind] if harness == ours else 1
                 large = args.large * scale
-                seconds = marginal(directory, harness, kind, args.small, large, args.repeats)
+                seconds = marginal(directory, lambda count: source(harness, kind, count),
+                                   args.small, large, args.repeats)
                 results[harness, kind] = seconds
                 print(f"  {kind:10} {harness:36} {seconds:8.4f} s/test  (N={args.small} vs {large})",
                       flush=True)

@@ -2,7 +2,8 @@
 
 A torch or Python release may rename or change any of these; when it does, the contract test
 in ``test/harness/test_torch_private.py`` fails with the access's name and the torch version,
-and only this module needs mending. Each function says which releases it was checked on.
+and only this module needs mending. :data:`CHECKED_RELEASES` names the releases on which every
+contract test passed.
 Code elsewhere in the package uses the public API, or one of these functions, never a private
 name of torch or CPython.
 
@@ -40,33 +41,55 @@ __all__ = [
     "test_method_name",
     "privateuse1_backend_name",
     "ddp_logging_data",
+    "tree_flatten",
+    "tree_unflatten",
+    "is_functional_tensor",
+    "local_tensor_api",
+    "set_record_function_enabled",
+    "reset_dtensor_rng_tracker",
+    "shard_order_entry",
+    "redistribute_to_shard_order",
+    "use_plain_shard_order",
+    "concatenate_meshes",
+    "fsdp_param_group_module",
+    "fsdp_param_group_class",
+    "fsdp_post_backward_function_class",
+    "fsdp_hybrid_sharding_strategies",
+    "composable_checkpoint",
+    "inductor_config",
+    "local_int_values",
+    "c10d_world",
+    "set_c10d_world",
+    "set_thread_isolated_group_registry",
+    "thread_frames",
+    "raise_in_thread",
+    "answer_source_rank",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
-class PrivateAccess:
-    """What one function of this module touches, and the releases it was checked on."""
-
-    def __init__(self, function: str, touches: str, checked_on: tuple[str, ...]) -> None:
-        self.function = function
-        self.touches = touches
-        self.checked_on = checked_on
-
-    def __repr__(self) -> str:
-        return f"{self.function}: {self.touches} (checked on torch {', '.join(self.checked_on)})"
-
-
-ACCESSES: dict[str, PrivateAccess] = {}
 
 
 # The releases whose suite run (tools/torch_matrix.py) passed every contract test below.
 CHECKED_RELEASES = ("2.13.0", "2.14.1", "2.15.0")
 
 
-def _private(touches: str, checked_on: tuple[str, ...] = CHECKED_RELEASES) -> Callable[[_F], _F]:
+class PrivateAccess:
+    """What one function of this module touches."""
+
+    def __init__(self, function: str, touches: str) -> None:
+        self.function = function
+        self.touches = touches
+
+    def __repr__(self) -> str:
+        return f"{self.function}: {self.touches} (checked on torch {', '.join(CHECKED_RELEASES)})"
+
+
+ACCESSES: dict[str, PrivateAccess] = {}
+
+
+def _private(touches: str) -> Callable[[_F], _F]:
     def register(function: _F) -> _F:
-        ACCESSES[function.__name__] = PrivateAccess(function.__name__, touches, checked_on)
+        ACCESSES[function.__name__] = PrivateAccess(function.__name__, touches)
         return function
 
     return register
@@ -370,11 +393,6 @@ def concatenate_meshes(meshes: list[Any]) -> Any:
     return DeviceMesh._concatenate(meshes)
 
 
-__all__ += ["tree_flatten", "tree_unflatten", "is_functional_tensor", "local_tensor_api",
-            "set_record_function_enabled", "reset_dtensor_rng_tracker", "shard_order_entry",
-            "redistribute_to_shard_order", "use_plain_shard_order", "concatenate_meshes"]
-
-
 # -- FSDP tests (fsdp_cases/) ---------------------------------------------------------------
 
 @_private("torch.distributed.fsdp._fully_shard._fsdp_param_group (module)")
@@ -416,17 +434,13 @@ def composable_checkpoint() -> Callable[..., Any]:
     return checkpoint  # type: ignore[no-any-return]
 
 
-@_private("torch._inductor.config.patch(...)")
-def patch_inductor_config(**changes: Any) -> contextlib.AbstractContextManager[Any]:
-    """A context manager that sets Inductor config values for its block."""
+@_private("torch._inductor.config (its values read and set as attributes)")
+def inductor_config() -> Any:
+    """Inductor's config module: ``inductor_config().compile_threads`` reads a value, and
+    assigning it sets the value for the whole process."""
     import torch._inductor.config
 
-    return torch._inductor.config.patch(**changes)
-
-
-__all__ += ["fsdp_param_group_module", "fsdp_param_group_class",
-            "fsdp_post_backward_function_class", "fsdp_hybrid_sharding_strategies",
-            "composable_checkpoint", "patch_inductor_config"]
+    return torch._inductor.config
 
 
 @_private("torch.distributed._local_tensor.LocalIntNode._local_ints (via SymInt.node)")
@@ -435,12 +449,10 @@ def local_int_values(value: Any) -> dict[int, int]:
     return dict(value.node._local_ints)
 
 
-__all__ += ["local_int_values"]
-
-
 # -- the threaded world (threads/) ----------------------------------------------------------
 
-@_private("torch.distributed.distributed_c10d._world")
+@_private("torch.distributed.distributed_c10d._world, and the properties of its class _World "
+          "(threads.thread_world.ThreadLocalWorld offers each of them)")
 def c10d_world() -> Any:
     """The object torch.distributed keeps its process groups in (a ``_World``, or the
     thread-local world a threaded test installed)."""
@@ -456,16 +468,6 @@ def set_c10d_world(world: Any) -> None:
     import torch.distributed as dist
 
     dist.distributed_c10d._world = world
-
-
-@_private("torch.distributed.distributed_c10d._World (its properties)")
-def c10d_world_fields() -> list[str]:
-    """The names of the properties a c10d world offers (what a thread-local world must offer)."""
-    import torch.distributed as dist
-
-    world_class = dist.distributed_c10d._World
-    return sorted(name for name in dir(world_class)
-                  if isinstance(getattr(world_class, name), property))
 
 
 @_private("torch._C._distributed_c10d._set_thread_isolation_mode")
@@ -504,7 +506,3 @@ def answer_source_rank(work_class: type) -> type:
     sender by calling the work's ``_source_rank()``; make it call the class's ``source_rank()``."""
     work_class._source_rank = lambda work: work.source_rank()
     return work_class
-
-
-__all__ += ["c10d_world", "set_c10d_world", "c10d_world_fields", "set_thread_isolated_group_registry",
-            "thread_frames", "raise_in_thread", "answer_source_rank"]

@@ -33,6 +33,14 @@ class TestProcTable(TestCase):
         self.assertEqual(process_table()[child.pid].ppid, os.getpid())
         self.assertIn("time.sleep(60)", command_line(child.pid))
 
+    def test_started_is_the_start_time_after_boot(self):
+        child = self.start_sleeper()
+        with open("/proc/uptime") as uptime:
+            now = float(uptime.read().split()[0])
+        started = process_table()[child.pid].started / os.sysconf("SC_CLK_TCK")
+        self.assertLess(abs(now - started), 30)  # it started just now
+        self.assertEqual(process_table()[child.pid].started, process_table()[child.pid].started)
+
     def test_is_exiting(self):
         self.assertFalse(is_exiting(os.getpid()))
         child = self.start_sleeper()

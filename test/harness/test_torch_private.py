@@ -201,10 +201,11 @@ class TestPrivateAccessContracts(TestCase):
         with contract("cpu_device_switch_disabled"):
             from torch._dynamo.device_interface import CpuInterface
 
+            original = CpuInterface.device
             with private.cpu_device_switch_disabled():
                 with CpuInterface.device(0):
                     pass
-            self.assertIsNot(CpuInterface.device, None)
+            self.assertIs(CpuInterface.device, original)  # restored after the block
 
     def test_live_process_groups(self):
         with contract("live_process_groups"):
@@ -446,25 +447,38 @@ class TestPrivateAccessContracts(TestCase):
             self.assertEqual(calls, ["forward", "forward"])  # recomputed in backward
             self.assertIsNotNone(model[0].weight.grad)
 
-    def test_patch_inductor_config(self):
-        with contract("patch_inductor_config"):
+    def test_inductor_config(self):
+        with contract("inductor_config"):
             import torch._inductor.config
 
-            before = torch._inductor.config.compile_threads
-            with private.patch_inductor_config(compile_threads=before + 1):
+            config = private.inductor_config()
+            before = config.compile_threads
+            self.assertEqual(before, torch._inductor.config.compile_threads)
+            config.compile_threads = before + 1
+            try:
                 self.assertEqual(torch._inductor.config.compile_threads, before + 1)
+            finally:
+                config.compile_threads = before
             self.assertEqual(torch._inductor.config.compile_threads, before)
 
     # -- the threaded world (threads/) --
 
     def test_c10d_world(self):
         with contract("c10d_world"):
-            self.assertIsInstance(private.c10d_world(), dist.distributed_c10d._World)
+            from torch_testing_ext.threads.thread_world import ThreadLocalWorld
+
+            world_class = type(private.c10d_world())
+            self.assertIs(world_class, dist.distributed_c10d._World)
             dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
             try:
                 self.assertIs(private.c10d_world().default_pg, dist.group.WORLD)
             finally:
                 dist.destroy_process_group()
+            fields = [name for name in dir(world_class) if isinstance(getattr(world_class, name), property)]
+            self.assertIn("default_pg", fields)
+            self.assertIn("pg_map", fields)
+            # Every field torch's world has, the thread-local world has too.
+            self.assertEqual([f for f in fields if not hasattr(ThreadLocalWorld, f)], [])
 
     def test_set_c10d_world(self):
         with contract("set_c10d_world"):
@@ -482,16 +496,6 @@ class TestPrivateAccessContracts(TestCase):
             finally:
                 private.set_c10d_world(original)
             self.assertIs(private.c10d_world(), original)
-
-    def test_c10d_world_fields(self):
-        with contract("c10d_world_fields"):
-            from torch_testing_ext.threads.thread_world import ThreadLocalWorld
-
-            fields = private.c10d_world_fields()
-            self.assertIn("default_pg", fields)
-            self.assertIn("pg_map", fields)
-            # Every field torch's world has, the thread-local world has too.
-            self.assertEqual([f for f in fields if not hasattr(ThreadLocalWorld, f)], [])
 
     def test_set_thread_isolated_group_registry(self):
         with contract("set_thread_isolated_group_registry"):

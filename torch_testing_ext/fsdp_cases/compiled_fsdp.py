@@ -15,10 +15,9 @@ import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import torch.distributed as dist
-
 from .. import devices
-from .._torch_private import patch_inductor_config
+from .._torch_private import inductor_config
+from .collective_patches import swapped_on_every_rank
 
 __all__ = ["compiled_fsdp_test", "COMPILED_COMPUTE_SKIP_WARNING"]
 
@@ -40,11 +39,6 @@ def _fully_shard_compiling(compile_compute_on_module: type | None) -> Callable[.
     return fully_shard_with_compiled_compute
 
 
-def _barrier() -> None:
-    if dist.is_available() and dist.is_initialized():
-        dist.barrier()
-
-
 def compiled_fsdp_test(compile_compute_on_module: type | None = None) -> Callable[[_F], _F]:
     """Decorator: run the test twice, first as written, then with the ``fully_shard`` name in
     its module's globals replaced by one that also calls ``.compile()`` on each module it
@@ -60,22 +54,17 @@ def compiled_fsdp_test(compile_compute_on_module: type | None = None) -> Callabl
         def eager_then_compiled(*args: Any, **kwargs: Any) -> Any:
             from torch.distributed.fsdp import fully_shard
 
-            namespace = func.__globals__
             func(*args, **kwargs)
             if not devices.has_gpu_inductor():
                 warnings.warn(COMPILED_COMPUTE_SKIP_WARNING, stacklevel=2)
                 return
-            original = namespace.get("fully_shard", fully_shard)
-            _barrier()  # every rank (thread) has read the original
-            with patch_inductor_config(compile_threads=1):
-                namespace["fully_shard"] = _fully_shard_compiling(compile_compute_on_module)
-                try:
-                    func(*args, **kwargs)
-                except BaseException:
-                    namespace["fully_shard"] = original
-                    raise
-                _barrier()  # every rank (thread) is done with the replacement
-                namespace["fully_shard"] = original
+            namespace = func.__globals__
+            namespace.setdefault("fully_shard", fully_shard)
+            # Each swap reads its value before any rank changes it (rank threads share them).
+            compiling = _fully_shard_compiling(compile_compute_on_module)
+            with swapped_on_every_rank(inductor_config(), "compile_threads", 1), \
+                    swapped_on_every_rank(namespace, "fully_shard", compiling):
+                func(*args, **kwargs)
 
         return eager_then_compiled  # type: ignore[return-value]
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import torch.distributed as dist
 
-__all__ = ["with_dist_debug_levels", "DEBUG_ENV"]
+__all__ = ["with_dist_debug_levels"]
 
 __unittest = True
 

@@ -18,8 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-__all__ = ["find_free_port", "retry_on_connect_failures", "ADDRESS_IN_USE", "CONNECT_TIMEOUT",
-           "CONNECT_RETRIES"]
+__all__ = ["find_free_port", "retry_on_connect_failures", "ADDRESS_IN_USE", "CONNECT_TIMEOUT"]
 
 __unittest = True
 

@@ -21,6 +21,7 @@ __all__ = [
     "process_table",
     "descendants",
     "command_line",
+    "environment",
     "environment_value",
     "signal_all",
     "is_exiting",
@@ -30,12 +31,14 @@ _PF_EXITING = 0x4  # the kernel's per-task flag "getting shut down", set first t
 
 
 class ProcessInfo(NamedTuple):
-    """One row of the process table. ``state`` is ``Z`` for a zombie, ``X`` for a dead one."""
+    """One row of the process table. ``state`` is ``Z`` for a zombie, ``X`` for a dead one;
+    ``started`` (clock ticks after boot) tells a process from a later one with the same pid."""
 
     state: str
     ppid: int
     pgid: int
     sid: int
+    started: int
 
     @property
     def gone(self) -> bool:
@@ -51,18 +54,24 @@ def process_table() -> dict[int, ProcessInfo]:
     except OSError:
         return table
     for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as stream:
-                stat = stream.read().decode(errors="replace")
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses.
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) >= 4:
-            table[int(entry)] = ProcessInfo(fields[0], int(fields[1]), int(fields[2]), int(fields[3]))
+        fields = _stat_fields(entry) if entry.isdigit() else None
+        if fields is not None:
+            table[int(entry)] = ProcessInfo(fields[0], int(fields[1]), int(fields[2]), int(fields[3]),
+                                            int(fields[19]))
     return table
+
+
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after "pid (comm) ", from the state on (None if the
+    process is gone): state ppid pgrp session tty_nr tpgid flags ... starttime (index 19)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stream:
+            stat = stream.read().decode(errors="replace")
+    except OSError:
+        return None
+    # comm may hold spaces and parentheses: the fields start after its last ")".
+    fields = stat[stat.rfind(")") + 2:].split()
+    return fields if len(fields) > 19 else None
 
 
 def is_exiting(pid: int) -> bool:
@@ -70,14 +79,8 @@ def is_exiting(pid: int) -> bool:
     zombie, or is gone. A dying process closes its files before its children are handed to
     a new parent, so a child that sees its parent's pipe close may still see that parent as
     its own ``getppid()``: this tells it the parent is on its way out."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stream:
-            stat = stream.read().decode(errors="replace")
-    except OSError:
-        return True
-    # After "pid (comm) ": state ppid pgrp session tty_nr tpgid flags ...
-    fields = stat[stat.rfind(")") + 2:].split()
-    return fields[0] in ("Z", "X") or bool(int(fields[6]) & _PF_EXITING)
+    fields = _stat_fields(pid)
+    return fields is None or fields[0] in ("Z", "X") or bool(int(fields[6]) & _PF_EXITING)
 
 
 def descendants(roots: Iterable[int], table: dict[int, ProcessInfo] | None = None) -> set[int]:
@@ -105,18 +108,20 @@ def command_line(pid: int) -> str:
         return ""
 
 
-def environment_value(pid: int, name: str) -> str | None:
-    """The value of environment variable ``name`` in ``pid`` (as it was started), or None."""
+def environment(pid: int) -> dict[str, str]:
+    """The environment ``pid`` was started with ({} if it is gone, unreadable, or in the
+    middle of an ``exec``)."""
     try:
         with open(f"/proc/{pid}/environ", "rb") as stream:
-            entries = stream.read().split(b"\0")
+            entries = stream.read().decode(errors="replace").split("\0")
     except OSError:
-        return None
-    prefix = name.encode() + b"="
-    for entry in entries:
-        if entry.startswith(prefix):
-            return entry[len(prefix):].decode(errors="replace")
-    return None
+        return {}
+    return dict(entry.split("=", 1) for entry in entries if "=" in entry)
+
+
+def environment_value(pid: int, name: str) -> str | None:
+    """The value of environment variable ``name`` in ``pid`` (as it was started), or None."""
+    return environment(pid).get(name)
 
 
 def signal_all(pids: Iterable[int], signum: int = signal.SIGKILL) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 __all__ = [
     "SettingError",
@@ -29,10 +29,9 @@ __all__ = [
     "TEST_WITH_DEV_DBG_ASAN",
     "positive_seconds",
     "positive_integer",
+    "timeout_seconds",
     "check_environment",
 ]
-
-_T = TypeVar("_T")
 
 __unittest = True  # a SettingError shows as its one line
 
@@ -104,6 +103,12 @@ HF_BERT = EnvSetting("TORCH_TESTING_EXT_HF_BERT", _one_of("upstream", "cpu"), No
 TEST_WITH_SLOW = EnvSetting("PYTORCH_TEST_WITH_SLOW", _flag, False)
 TEST_WITH_DEV_DBG_ASAN = EnvSetting("PYTORCH_TEST_WITH_DEV_DBG_ASAN", _flag, False)
 ENV_SETTINGS = (TIMEOUT, LEFTOVER_PROCESSES, HF_BERT, TEST_WITH_SLOW, TEST_WITH_DEV_DBG_ASAN)
+
+
+def timeout_seconds(where: str, value: Any) -> float:
+    """A test's timeout: ``TORCH_TESTING_EXT_TIMEOUT`` when set, which overrides any class or
+    decorator value; else ``value``, checked as :func:`positive_seconds` (``where`` names it)."""
+    return TIMEOUT.get() or positive_seconds(where, value)
 
 
 def check_environment() -> None:
