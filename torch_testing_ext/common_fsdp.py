@@ -6,6 +6,7 @@ import. The definitions live in ``fsdp_cases/``.
 
 from __future__ import annotations
 
+from .fsdp_cases import collective_patches
 from .fsdp_cases.collective_patches import (
     patch_all_gather,
     patch_all_reduce,
@@ -48,18 +49,10 @@ __all__ = [
     "MLP",
     "MLPStack",
     "DoubleLinear",
-    "patch_all_gather",
-    "patch_reduce_scatter",
-    "patch_all_reduce",
-    "patch_foreach_all_gather",
-    "patch_foreach_reduce",
-    "patch_unshard",
-    "patch_reshard",
-    "patch_post_backward",
-    "patch_register_post_backward_hook_backward",
     "check_sharded_parity",
     "reduce_scatter_with_assert",
     "get_full_params",
     "compiled_fsdp_test",
     "requires_pinned_memory",
 ]
+__all__ += collective_patches.__all__

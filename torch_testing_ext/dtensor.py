@@ -1,5 +1,5 @@
-"""DTensor tests without migrating: the main names of ``distributed._tensor.common_dtensor``
-under a short public path.
+"""DTensor tests without migrating: every name of ``distributed._tensor.common_dtensor``, under
+a short public path.
 
 Example::
 
@@ -20,29 +20,5 @@ Example::
 
 from __future__ import annotations
 
-from .distributed._tensor.common_dtensor import (
-    DEVICE_TYPE,
-    NUM_DEVICES,
-    PG_BACKEND,
-    DTensorConverter,
-    DTensorOpTestBase,
-    DTensorTestBase,
-    LocalDTensorTestBase,
-    MLPModule,
-    MLPStacked,
-    ModelArgs,
-    RMSNormPython,
-    Transformer,
-    TransformerBlock,
-    create_local_tensor_test_class,
-    map_local_for_rank,
-    skip_unless_torch_gpu,
-    with_comms,
-)
-
-__all__ = [
-    "DEVICE_TYPE", "NUM_DEVICES", "PG_BACKEND", "DTensorTestBase", "DTensorOpTestBase",
-    "LocalDTensorTestBase", "with_comms", "skip_unless_torch_gpu", "DTensorConverter",
-    "MLPModule", "MLPStacked", "RMSNormPython", "ModelArgs", "Transformer", "TransformerBlock",
-    "create_local_tensor_test_class", "map_local_for_rank",
-]
+from .distributed._tensor.common_dtensor import *  # noqa: F403
+from .distributed._tensor.common_dtensor import __all__  # noqa: F401

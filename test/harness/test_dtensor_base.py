@@ -34,14 +34,16 @@ from torch_testing_ext.distributed._tensor.common_dtensor import (
     with_comms,
 )
 from torch_testing_ext.distributed.fake_pg import FakeStore
+from torch_testing_ext.dtensor_cases.dtensor_facts import default_world_size, mesh_device_type
 from torch_testing_ext.dtensor_cases.dtensor_test_base import init_dtensor_group
 from torch_testing_ext.dtensor_cases.local_tensor_cases import HAS_LOCAL_TENSOR
 
 from fixtures import dtensor_ranks
+from fixtures.fake_devices import pretend_accelerator
 
 
 class TestDTensorOnRanks(DTensorTestBase):
-    """Runs on NUM_DEVICES ranks (4 CPU ranks with gloo here)."""
+    """Runs on NUM_DEVICES ranks (4 CPU ranks with gloo here, 2 or 3 with as many GPUs)."""
 
     @with_comms
     def test_shard_replicate_partial(self):
@@ -75,14 +77,15 @@ class TestDTensorOnRanks(DTensorTestBase):
     def test_with_comms_eager_init(self):
         tensor = torch.full((2,), float(self.rank), device=self.device_type)
         dist.all_reduce(tensor)
-        self.assertEqual(tensor.cpu(), [6.0, 6.0])
+        rank_sum = float(sum(range(self.world_size)))
+        self.assertEqual(tensor.cpu(), [rank_sum, rank_sum])
 
     @with_comms(backend="gloo")
     def test_with_comms_backend(self):
         self.assertEqual(dist.get_backend(), "gloo")
         tensor = torch.ones(1)
         dist.all_reduce(tensor)
-        self.assertEqual(tensor, [4.0])
+        self.assertEqual(tensor, [float(self.world_size)])
 
     @with_comms
     def test_build_device_mesh(self):
@@ -98,7 +101,8 @@ class TestDTensorOnRanks(DTensorTestBase):
         reference = MLPModule(self.device_type)
         sharded = parallelize_module(MLPModule(self.device_type), mesh,
                                      {"net1": ColwiseParallel(), "net2": RowwiseParallel()})
-        self.assertEqual(sharded.net1.weight.to_local(), reference.net1.weight.chunk(4)[self.rank])
+        self.assertEqual(sharded.net1.weight.to_local(),
+                         reference.net1.weight.chunk(self.world_size)[self.rank])
         x = torch.rand(3, 10, device=self.device_type)
         self.assertEqual(sharded(x), reference(x))
         sharded(x).sum().backward()
@@ -137,11 +141,16 @@ class TestDTensorOnRanks(DTensorTestBase):
     @with_comms
     def test_op_on_every_sharding(self):
         mesh = self.build_device_mesh()
-        x, y = torch.randn(4, 8), torch.randn(4, 8)
+        n = self.world_size
+        x, y = torch.randn(n, 2 * n), torch.randn(n, 2 * n)
         self._test_op(mesh, torch.add, x, y)
         converter = DTensorConverter(mesh, (x, y), {})
         self.assertEqual(len(list(converter)), 9)  # Replicate, Shard(0), Shard(1) for each
         self.assertEqual((converter.hit, converter.miss), (18, 0))
+
+
+class TestFourRanks(DTensorTestBase):
+    world_size = 4  # a 2 x 2 mesh, whatever NUM_DEVICES is
 
     @with_comms
     def test_shard_orders(self):
@@ -253,8 +262,24 @@ class TestDefaults(TestCase):
     def test_device_facts(self):
         self.assertEqual(DEVICE_TYPE, devices.device_type())
         self.assertEqual(PG_BACKEND, devices.default_backend(DEVICE_TYPE))
-        count = devices.device_count()
-        self.assertEqual(NUM_DEVICES, min(4, count) if count > 1 else 4)
+        self.assertEqual(NUM_DEVICES, default_world_size())
+
+    def test_world_size_and_device_type_on_other_machines(self):
+        # (accelerator, devices): (NUM_DEVICES, its mesh device type, 4 ranks' mesh device type)
+        machines = {
+            (None, 0): (4, "cpu", "cpu"),
+            ("cuda", 1): (4, "cpu", "cpu"),
+            ("cuda", 2): (2, "cuda", "cpu"),
+            ("cuda", 3): (3, "cuda", "cpu"),
+            ("cuda", 8): (4, "cuda", "cuda"),
+            ("xpu", 4): (4, "xpu", "xpu"),
+        }
+        for (accelerator, count), expected in machines.items():
+            with self.subTest(accelerator=accelerator, count=count), \
+                    pretend_accelerator(accelerator, count):
+                world_size = default_world_size()
+                self.assertEqual((world_size, mesh_device_type(world_size), mesh_device_type(4)),
+                                 expected)
 
     def test_base_in_the_test_process(self):
         test = TestDTensorOnRanks("test_build_device_mesh")
@@ -295,6 +320,12 @@ class TestModels(TestCase):
     def test_rms_norm(self):
         x = torch.tensor([[3.0, 4.0]])
         self.assertEqual(RMSNormPython(2, eps=0.0)(x), x / (12.5 ** 0.5))
+
+    def test_parallelize_needs_a_transformer_and_a_mesh(self):
+        with self.assertRaisesRegex(TypeError, "needs a Transformer, not MLPModule"):
+            Transformer.parallelize(MLPModule("cpu"), None, use_seq_parallel=False)
+        with self.assertRaisesRegex(ValueError, "needs tp_mesh, ep_mesh or both"):
+            Transformer.parallelize(Transformer(ModelArgs(n_layers=1)), None, use_seq_parallel=False)
 
 
 class TestLocalTensorVariant(TestCase):

@@ -3,6 +3,8 @@ training that matches a single-process reference step for step (losses, and para
 gradients through ``check_sharded_parity``), the patches really intercepting ``fully_shard``'s
 collectives and steps, the test models built with upstream's signatures, ``run_subtests``
 inside an ``FSDPTest``, ``compiled_fsdp_test``, and the one CPU limit (pinned-memory offload).
+The training and ``run_subtests`` checks are those of ``FSDPTestMultiThread`` too
+(``fixtures/fsdp_shared_checks.py``).
 """
 
 import collections
@@ -16,7 +18,6 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.fsdp import CPUOffloadPolicy, FullyShardedDataParallel, fully_shard
-from torch.distributed.tensor import DTensor
 
 from torch_testing_ext import devices
 from torch_testing_ext._torch_private import (
@@ -35,7 +36,6 @@ from torch_testing_ext.common_fsdp import (
     MLPStack,
     NestedWrappedModule,
     TransformerWithSharedParams,
-    check_sharded_parity,
     compiled_fsdp_test,
     get_devtype,
     get_full_params,
@@ -51,11 +51,12 @@ from torch_testing_ext.common_fsdp import (
     requires_pinned_memory,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext._torch_private import inductor_config
 from torch_testing_ext.fsdp_cases import compiled_fsdp
-from torch_testing_ext.fsdp_cases.collective_patches import ALL_GATHER_NAME, REDUCE_SCATTER_NAME
 from torch_testing_ext.fsdp_cases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
 
 from fixtures.fake_devices import pretend_accelerator
+from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks
 
 CPU_ONLY = devices.accelerator_type() is None
 
@@ -64,7 +65,7 @@ def shapes(module):
     return {name: tuple(p.shape) for name, p in module.named_parameters()}
 
 
-class TestFSDPTestRanks(FSDPTest):
+class TestFSDPTestRanks(RunSubtestsChecks, FSDPTest):
     def test_rank_has_a_default_group_on_its_backend(self):
         self.assertEqual(self.world_size, 2 if CPU_ONLY else max(2, min(devices.device_count(), 8)))
         self.assertIs(self.process_group, dist.group.WORLD)
@@ -76,48 +77,9 @@ class TestFSDPTestRanks(FSDPTest):
         dist.all_gather_object(ranks, self.rank)
         self.assertEqual(ranks, list(range(self.world_size)))
 
-    def test_run_subtests_runs_every_combination_on_every_rank(self):
-        seen = []
-        self.run_subtests({"a": [1, 2], "b": ["x", "y"]},
-                          lambda a, b, c: seen.append((a, b, c)), c=self.rank)
-        r = self.rank
-        self.assertEqual(seen, [(1, "x", r), (1, "y", r), (2, "x", r), (2, "y", r)])
-        everyone = [None] * self.world_size
-        dist.all_gather_object(everyone, seen)
-        self.assertEqual([len(s) for s in everyone], [4] * self.world_size)
 
-
-class TestFullyShardTrainingParity(FSDPTest):
-    def test_train_parity_with_single_process_reference(self):
-        self.run_subtests({"reshard_after_forward": [True, False]}, self._train_parity)
-
-    def _train_parity(self, reshard_after_forward):
-        """A few Adam steps of a sharded ``MLPStack`` (each rank its slice of a batch) against
-        one unsharded copy trained in this process on the whole batch."""
-        torch.manual_seed(42)
-        device = get_devtype()
-        model = MLPStack(8).to(device)
-        reference = copy.deepcopy(model)
-        for mlp in model:
-            fully_shard(mlp, reshard_after_forward=reshard_after_forward)
-        fully_shard(model, reshard_after_forward=reshard_after_forward)
-        optim = torch.optim.Adam(model.parameters(), lr=1e-2)
-        ref_optim = torch.optim.Adam(reference.parameters(), lr=1e-2)
-        check_sharded_parity(self, reference, model)
-        for step in range(3):
-            torch.manual_seed(100 + step)  # the same batch on every rank
-            batch = torch.randn(2 * self.world_size, 8, device=device).chunk(self.world_size)
-            ref_losses = [reference(part).sum() for part in batch]
-            (sum(ref_losses) / self.world_size).backward()  # FSDP averages over ranks
-            loss = model(batch[self.rank]).sum()
-            loss.backward()
-            self.assertEqual(loss, ref_losses[self.rank])
-            check_sharded_parity(self, reference, model)
-            for opt in (optim, ref_optim):
-                opt.step()
-                opt.zero_grad()
-        check_sharded_parity(self, reference, model)
-        self.assertIsInstance(model[0].in_proj.weight, DTensor)
+class TestFullyShardTrainingParity(TrainParityChecks, FSDPTest):
+    """Training parity on rank processes (the mixin's test)."""
 
 
 class TestPatchesIntercept(FSDPTest):
@@ -129,8 +91,8 @@ class TestPatchesIntercept(FSDPTest):
         fully_shard(model, reshard_after_forward=False)
         counts = collections.Counter()
         gathered_sizes = []
-        orig_all_gather = getattr(dist, ALL_GATHER_NAME)
-        orig_reduce_scatter = getattr(dist, REDUCE_SCATTER_NAME)
+        orig_all_gather = dist.all_gather_single
+        orig_reduce_scatter = dist.reduce_scatter_single
         group_class = fsdp_param_group_class()
         originals = {name: getattr(group_class, name) for name in ("unshard", "reshard", "post_backward")}
         orig_backward = fsdp_post_backward_function_class().backward
@@ -173,7 +135,7 @@ class TestPatchesIntercept(FSDPTest):
         for output_numel, input_numel in gathered_sizes:
             self.assertEqual(output_numel, input_numel * self.world_size)
         # Restored: another step counts nothing.
-        self.assertIs(getattr(dist, ALL_GATHER_NAME), orig_all_gather)
+        self.assertIs(dist.all_gather_single, orig_all_gather)
         before = dict(counts)
         run_step()
         self.assertEqual(dict(counts), before)
@@ -183,7 +145,7 @@ class TestPatchesIntercept(FSDPTest):
         model = MLP(8, device=get_devtype())
         fully_shard(model)
         outputs = []
-        orig_reduce_scatter = getattr(dist, REDUCE_SCATTER_NAME)
+        orig_reduce_scatter = dist.reduce_scatter_single
         checked = functools.partial(reduce_scatter_with_assert, self, orig_reduce_scatter,
                                     lambda output: outputs.append(output.numel()))
         with patch_reduce_scatter(checked):
@@ -344,14 +306,14 @@ class TestModels(TestCase):
 
 class TestPatchesOutsideRanks(TestCase):
     def test_restored_after_an_error_and_not_callable_refused(self):
-        original = getattr(dist, ALL_GATHER_NAME)
+        original = dist.all_gather_single
         backward = fsdp_post_backward_function_class().__dict__["backward"]
         with self.assertRaisesRegex(KeyError, "boom"):
             with patch_all_gather(lambda *a, **k: None), \
                     patch_register_post_backward_hook_backward(lambda *a: None):
-                self.assertIsNot(getattr(dist, ALL_GATHER_NAME), original)
+                self.assertIsNot(dist.all_gather_single, original)
                 raise KeyError("boom")
-        self.assertIs(getattr(dist, ALL_GATHER_NAME), original)
+        self.assertIs(dist.all_gather_single, original)
         self.assertIs(fsdp_post_backward_function_class().__dict__["backward"], backward)
         with self.assertRaisesRegex(TypeError, "must be callable"):
             with patch_unshard(None):
@@ -382,9 +344,12 @@ class TestCompiledFSDPTest(TestCase):
         compiled = []
         runs = []
 
+        threads = []
+
         @compiled_fsdp_test(compile_compute_on_module=nn.Linear)
         def body():
             runs.append(fully_shard)
+            threads.append(inductor_config().compile_threads)
             model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
             with mock.patch.object(nn.Module, "compile", lambda self: compiled.append(type(self))):
                 fully_shard(model[0])
@@ -398,6 +363,8 @@ class TestCompiledFSDPTest(TestCase):
         # The Linear (now fully_shard's FSDPLinear subclass) is compiled, the Sequential is not.
         self.assertEqual([issubclass(kind, nn.Linear) for kind in compiled], [True])
         self.assertIs(globals()["fully_shard"], runs[0])  # restored
+        self.assertEqual(threads, [threads[0], 1])  # one compile thread for the compiled run
+        self.assertEqual(inductor_config().compile_threads, threads[0])  # restored
 
 
 if __name__ == "__main__":

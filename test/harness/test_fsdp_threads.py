@@ -7,44 +7,26 @@ each rank's test, and, running ``fixtures/fsdp_thread_cases.py`` in-process, a f
 thread (or failing subtest combination) named with its message, and no rank thread left.
 """
 
-import copy
 import sys
 import threading
-import unittest
 from unittest import mock
 
-import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
-from torch.distributed.tensor import DTensor
 
 from torch_testing_ext import devices
-from torch_testing_ext.common_fsdp import (
-    MLPStack,
-    FSDPTestMultiThread,
-    check_sharded_parity,
-    get_devtype,
-)
+from torch_testing_ext.common_fsdp import MLPStack, FSDPTestMultiThread
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.fsdp_cases import fsdp_thread_case
 
 from fixtures import fsdp_thread_cases
+from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks
+from fixtures.threaded_cases import rank_threads_alive, run_case
 
 CPU_ONLY = devices.accelerator_type() is None
-_build_lock = threading.Lock()
 
 
-def run_case(cls, name):
-    result = unittest.TestResult()
-    cls(name).run(result)
-    return result
-
-
-def rank_threads_alive():
-    return [t.name for t in threading.enumerate() if t.name.startswith("rank ")]
-
-
-class TestFSDPThreadRanks(FSDPTestMultiThread):
+class TestFSDPThreadRanks(RunSubtestsChecks, FSDPTestMultiThread):
     def test_ranks_are_threads_of_one_threaded_group(self):
         expected = 2 if CPU_ONLY else devices.device_count()
         self.assertEqual(self.world_size, expected)
@@ -55,16 +37,6 @@ class TestFSDPThreadRanks(FSDPTestMultiThread):
         self.assertEqual([rank for rank, _ in seen], list(range(expected)))
         self.assertEqual(len({ident for _, ident in seen}), expected, "ranks share a thread")
         self.assertNotEqual(threading.current_thread(), threading.main_thread())
-
-    def test_run_subtests_runs_every_combination_on_every_rank(self):
-        seen = []
-        self.run_subtests({"a": [1, 2], "b": ["x", "y"]},
-                          lambda a, b, c: seen.append((a, b, c)), c=self.rank)
-        r = self.rank
-        self.assertEqual(seen, [(1, "x", r), (1, "y", r), (2, "x", r), (2, "y", r)])
-        everyone = [None] * self.world_size
-        dist.all_gather_object(everyone, seen)
-        self.assertEqual([len(s) for s in everyone], [4] * self.world_size)
 
 
 class TestFourRankThreads(FSDPTestMultiThread):
@@ -78,40 +50,8 @@ class TestFourRankThreads(FSDPTestMultiThread):
         self.assertEqual((weight.shape, weight.to_local().shape), ((32, 8), (8, 8)))
 
 
-class TestFullyShardOnThreads(FSDPTestMultiThread):
-    def test_train_parity_with_unsharded_reference(self):
-        self.run_subtests({"reshard_after_forward": [True, False]}, self._train_parity)
-
-    def _train_parity(self, reshard_after_forward):
-        """Adam steps of a sharded ``MLPStack`` (each rank its slice of a batch) against an
-        unsharded copy trained in this rank thread on the whole batch."""
-        device = get_devtype()
-        with _build_lock:  # the rank threads share one RNG: the same model on every rank
-            torch.manual_seed(42)
-            model = MLPStack(8).to(device)
-        reference = copy.deepcopy(model)
-        for mlp in model:
-            fully_shard(mlp, reshard_after_forward=reshard_after_forward)
-        fully_shard(model, reshard_after_forward=reshard_after_forward)
-        optim = torch.optim.Adam(model.parameters(), lr=1e-2)
-        ref_optim = torch.optim.Adam(reference.parameters(), lr=1e-2)
-        check_sharded_parity(self, reference, model)
-        batches = torch.Generator().manual_seed(100)  # this thread's own: the same batches
-        for _ in range(3):
-            batch = torch.randn(2 * self.world_size, 8, generator=batches).to(device)
-            parts = batch.chunk(self.world_size)
-            ref_losses = [reference(part).sum() for part in parts]
-            (sum(ref_losses) / self.world_size).backward()  # FSDP averages over ranks
-            loss = model(parts[self.rank]).sum()
-            loss.backward()
-            self.assertEqual(loss, ref_losses[self.rank])
-            check_sharded_parity(self, reference, model)
-            for opt in (optim, ref_optim):
-                opt.step()
-                opt.zero_grad()
-        check_sharded_parity(self, reference, model)
-        self.assertIsInstance(model[0].in_proj.weight, DTensor)
-        self.assertEqual(model[0].in_proj.weight.device_mesh.size(), self.world_size)
+class TestFullyShardOnThreads(TrainParityChecks, FSDPTestMultiThread):
+    """The shared parity check, on rank threads."""
 
 
 class TestFailingRankThreads(TestCase):

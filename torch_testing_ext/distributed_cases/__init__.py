@@ -1,7 +1,8 @@
 """Distributed test cases beyond ``MultiProcessTestCase``, and what their test bodies use.
 
 - ``distributed_test_base``: ``DistributedTestBase``, ranks that create a group per device;
-- ``subtests``: ``run_subtests``, one body over every combination of some arguments;
+- ``subtests``: ``run_subtests``, one body over every combination of some arguments, and
+  ``SubtestsMixin``, the same as a method;
 - ``shared_temp_dir``: ``with_temp_dir``, a directory all ranks of a test share;
 - ``ddp_checks``: ``verify_ddp_error_logged``;
 - ``rank_devices``: ``requires_ddp_rank`` and ``init_multigpu_helper``.

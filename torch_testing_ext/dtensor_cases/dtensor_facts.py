@@ -12,24 +12,27 @@ from __future__ import annotations
 
 from .. import devices
 
-__all__ = ["DEVICE_TYPE", "DEVICE_COUNT", "PG_BACKEND", "NUM_DEVICES", "MAX_DEFAULT_WORLD_SIZE",
+__all__ = ["DEVICE_TYPE", "DEVICE_COUNT", "PG_BACKEND", "NUM_DEVICES", "default_world_size",
            "mesh_device_type"]
 
 __unittest = True
 
-MAX_DEFAULT_WORLD_SIZE = 4
+_MAX_DEFAULT_WORLD_SIZE = 4
 
-DEVICE_TYPE: str = devices.device_type()
-DEVICE_COUNT: int = devices.device_count()
-PG_BACKEND: str = devices.default_backend(DEVICE_TYPE)
-# With several accelerators, one rank per device (at most 4); otherwise 4 ranks.
-NUM_DEVICES: int = (min(MAX_DEFAULT_WORLD_SIZE, DEVICE_COUNT) if DEVICE_COUNT > 1
-                    else MAX_DEFAULT_WORLD_SIZE)
+
+def default_world_size() -> int:
+    """With several accelerators, one rank per device (at most 4); otherwise 4 ranks."""
+    count = devices.device_count()
+    return min(_MAX_DEFAULT_WORLD_SIZE, count) if count > 1 else _MAX_DEFAULT_WORLD_SIZE
 
 
 def mesh_device_type(world_size: int) -> str:
     """The device type a ``world_size``-rank DTensor test runs on: the accelerator when it has a
     device for every rank, else ``"cpu"`` (ranks cannot share an accelerator with nccl/xccl)."""
-    if devices.accelerator_type() is None or devices.device_count() < world_size:
-        return "cpu"
-    return devices.device_type()
+    return devices.device_type() if devices.device_count() >= world_size else "cpu"
+
+
+DEVICE_TYPE: str = devices.device_type()
+DEVICE_COUNT: int = devices.device_count()
+PG_BACKEND: str = devices.default_backend(DEVICE_TYPE)
+NUM_DEVICES: int = default_world_size()

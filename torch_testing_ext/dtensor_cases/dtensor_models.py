@@ -19,6 +19,8 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor
 from torch.utils.checkpoint import checkpoint
 
+from .transformer_parallel import parallelize_transformer
+
 __all__ = ["RMSNormPython", "MLPModule", "MLPStacked", "ModelArgs", "Attention", "FeedForward",
            "Experts", "ExpertLayer", "TransformerBlock", "Transformer"]
 
@@ -33,11 +35,9 @@ class RMSNormPython(nn.Module):
         self.eps = eps
         self.weight = nn.Parameter(torch.ones(dim))
 
-    def _norm(self, x: torch.Tensor) -> torch.Tensor:
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._norm(x) * self.weight
+        inverse_rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return x * inverse_rms * self.weight
 
 
 class MLPModule(nn.Module):
@@ -226,7 +226,7 @@ class Transformer(nn.Module):
                     ep_mesh: DeviceMesh | None = None) -> nn.Module:
         """Tensor-parallelize ``module`` on ``tp_mesh`` (sequence-parallel norms with
         ``use_seq_parallel``) and/or expert-parallelize its experts on ``ep_mesh``."""
-        from .transformer_parallel import parallelize_transformer
-
+        if not isinstance(module, Transformer):
+            raise TypeError(f"Transformer.parallelize needs a Transformer, not {type(module).__name__}")
         return parallelize_transformer(module, tp_mesh, use_seq_parallel, local_output_for_attn,
                                        ep_mesh)

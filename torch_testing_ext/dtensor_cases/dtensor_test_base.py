@@ -26,30 +26,30 @@ from torch.distributed.tensor import DTensor
 
 from .. import devices
 from .._torch_private import tree_flatten, tree_unflatten
-from ..distributed_cases.subtests import run_subtests
+from ..distributed_cases.subtests import SubtestsMixin
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
 from ..multiprocess.skip_exit_codes import TEST_SKIPS
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
+from ..skips.distributed_skips import ACCELERATOR_DIST_BACKENDS
 from ..skips.skip_checks import skip_when
 from .converter import DTensorConverter
 from .dtensor_facts import NUM_DEVICES, mesh_device_type
 
-__all__ = ["DTensorTestMixin", "DTensorTestBase", "init_dtensor_group", "destroy_dtensor_group",
-           "skip_unless_torch_gpu", "ACCELERATOR_BACKENDS"]
+__all__ = ["DTensorTestMixin", "DTensorTestBase", "init_dtensor_group", "skip_unless_torch_gpu"]
 
 __unittest = True
 
-# Backends that need one accelerator device per rank.
-ACCELERATOR_BACKENDS = ("nccl", "ncclx", "xccl", "hccl")
-_KNOWN_BACKENDS = ("gloo", "mpi", "ucc", "fake", *ACCELERATOR_BACKENDS)
+# Backends that need one accelerator device per rank (ncclx: Meta's NCCL variant).
+_ACCELERATOR_BACKENDS = (*ACCELERATOR_DIST_BACKENDS, "ncclx")
+_KNOWN_BACKENDS = ("gloo", "mpi", "ucc", "fake", *_ACCELERATOR_BACKENDS)
 
 
 def _backend_names(backend: str) -> list[str]:
     """The backend names in ``"gloo"`` or ``"cpu:gloo,cuda:nccl"``; ValueError if unknown."""
     names = [part.split(":")[-1].strip() for part in backend.split(",")]
     unknown = [name for name in names if name not in _KNOWN_BACKENDS]
-    if not backend or unknown:
+    if unknown:
         raise ValueError(f"backend {backend!r} not supported: expected one of "
                          f"{', '.join(_KNOWN_BACKENDS)}, or a 'device:backend,...' list of them")
     return names
@@ -64,7 +64,7 @@ def init_dtensor_group(test: Any, eager_init: bool = False, backend: str | None 
     backend = backend or test.backend
     names = _backend_names(backend)
     device_id = None
-    if any(name in ACCELERATOR_BACKENDS for name in names):
+    if any(name in _ACCELERATOR_BACKENDS for name in names):
         if devices.device_count() < test.world_size:
             raise unittest.SkipTest(TEST_SKIPS[f"multi-gpu-{test.world_size}"].message)
         device = devices.select_rank_device(test.rank)
@@ -73,21 +73,11 @@ def init_dtensor_group(test: Any, eager_init: bool = False, backend: str | None 
                             rank=test.rank, world_size=test.world_size, device_id=device_id)
 
 
-def destroy_dtensor_group(test: Any, device_id: int | None = None) -> None:
-    """Wait for every rank, then destroy the default group (and its subgroups)."""
-    if not dist.is_initialized():
-        return
-    if test.device_type == "cpu":
-        dist.barrier()
-    else:
-        dist.barrier(device_ids=[test.rank if device_id is None else device_id])
-    destroy_process_groups()
+class DTensorTestMixin(SubtestsMixin):
+    """What DTensor tests call on ``self``: the mesh, the device type and op checks; by
+    default they run on :data:`NUM_DEVICES` ranks."""
 
-
-class DTensorTestMixin:
-    """What DTensor tests call on ``self``: the mesh, the device type and op checks."""
-
-    world_size: int
+    world_size: int = NUM_DEVICES
     rank: int
     assertEqual: Callable[..., None]
 
@@ -106,6 +96,11 @@ class DTensorTestMixin:
         """The default process-group backend of ``device_type``."""
         return devices.default_backend(self.device_type)
 
+    @property
+    def device(self) -> str:  # type: ignore[override]
+        """This rank's device on ``device_type``: ``"cpu"``, or ``"<type>:<rank>"``."""
+        return "cpu" if self.device_type == "cpu" else f"{self.device_type}:{self.rank}"
+
     def build_device_mesh(self) -> DeviceMesh:
         """A 1-D mesh of ``world_size`` ranks on ``device_type``."""
         return init_device_mesh(self.device_type, (self.world_size,))
@@ -113,10 +108,6 @@ class DTensorTestMixin:
     def init_manual_seed_for_rank(self) -> None:
         """Seed torch with this rank's number (different data on each rank)."""
         torch.manual_seed(self.rank)
-
-    def run_subtests(self, *args: Any, **kwargs: Any) -> None:
-        """:func:`run_subtests` with this test as the first argument."""
-        run_subtests(self, *args, **kwargs)  # type: ignore[arg-type]
 
     def _test_op_on_dtensor(self, op_call: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
         """Check ``op_call`` on the DTensors given against ``op_call`` on their full tensors."""
@@ -141,24 +132,23 @@ class DTensorTestBase(DTensorTestMixin, MultiProcessTestCase):
     """Each test on ``world_size`` ranks (default :data:`NUM_DEVICES`, 4 on CPU); ``with_comms``
     makes the default group around the test with :meth:`init_pg` and :meth:`destroy_pg`."""
 
-    world_size: int = NUM_DEVICES  # type: ignore[assignment]
-
-    @property
-    def device(self) -> str:  # type: ignore[override]
-        """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
-        return "cpu" if self.device_type == "cpu" else f"{self.device_type}:{self.rank}"
-
     def init_pg(self, eager_init: bool = False, backend: str | None = None) -> None:
         """Create the default group (see :func:`init_dtensor_group`)."""
         init_dtensor_group(self, eager_init, backend)
 
     def destroy_pg(self, device_id: int | None = None) -> None:
-        """Wait for every rank, then destroy the default group."""
-        destroy_dtensor_group(self, device_id)
+        """Wait for every rank, then destroy the default group (and its subgroups)."""
+        if not dist.is_initialized():
+            return
+        if self.device_type == "cpu":
+            dist.barrier()
+        else:
+            dist.barrier(device_ids=[self.rank if device_id is None else device_id])
+        destroy_process_groups()
 
 
 def _needs_gpu(test: Any) -> str | None:
-    count = devices.device_count() if devices.accelerator_type() else 0
+    count = devices.device_count()  # 0 without an accelerator
     if count >= NUM_DEVICES:
         return None
     return f"needs a GPU: {NUM_DEVICES} accelerator devices, found {count}"

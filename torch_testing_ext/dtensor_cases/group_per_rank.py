@@ -2,9 +2,10 @@
 
 ``DTensorOpTestBase`` (upstream: ranks as threads) and ``DTensorContinuousTestBase``
 (upstream: rank processes kept for the whole class) both run here on fresh rank processes per
-test, each with its group made before the method and destroyed after it. Test bodies see what
-they see upstream (``self.rank``, ``self.world_size``, a live default group,
-``build_device_mesh()``); ``with_comms`` leaves their methods as they are::
+test, each with its group made before the method (the rank destroys it as it ends, once every
+rank has finished: no barrier that could wait on a failed peer). Test bodies see what they see
+upstream (``self.rank``, ``self.world_size``, a live default group, ``build_device_mesh()``);
+``with_comms`` leaves their methods as they are::
 
     class TestAdd(DTensorOpTestBase):
         def test_add(self):
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 from .. import devices
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
-from ..process_groups.teardown import destroy_process_groups
 from .dtensor_facts import NUM_DEVICES, mesh_device_type
 from .dtensor_test_base import DTensorTestMixin, init_dtensor_group
 
@@ -27,19 +27,11 @@ __unittest = True
 
 
 class _GroupPerRank(DTensorTestMixin, MultiProcessTestCase):
-    """Ranks that make the default group in ``setUpRank`` and destroy it in ``tearDownRank``."""
-
-    world_size: int = NUM_DEVICES  # type: ignore[assignment]
+    """Ranks that make the default group in ``setUpRank``."""
 
     def setUpRank(self) -> None:
         super().setUpRank()
         init_dtensor_group(self)
-
-    def tearDownRank(self) -> None:
-        # No barrier: a rank whose test failed would wait there for ranks stuck elsewhere.
-        # The harness keeps every rank's sockets until all ranks have finished.
-        destroy_process_groups()
-        super().tearDownRank()
 
 
 class DTensorOpTestBase(_GroupPerRank):

@@ -24,17 +24,16 @@ from ..process_groups.teardown import destroy_process_groups
 from .dtensor_test_base import DTensorTestBase
 from .group_per_rank import DTensorContinuousTestBase, DTensorOpTestBase
 
-__all__ = ["HAS_LOCAL_TENSOR", "LOCAL_TENSOR_SKIP_REASON", "LocalDTensorTestBase",
-           "LocalDTensorOpTestBase", "LocalDTensorContinuousTestBase", "local_tensor_mode_off"]
+__all__ = ["HAS_LOCAL_TENSOR", "LocalDTensorTestBase", "LocalDTensorOpTestBase",
+           "LocalDTensorContinuousTestBase"]
 
 __unittest = True
 
 HAS_LOCAL_TENSOR: bool = local_tensor_api() is not None
-LOCAL_TENSOR_SKIP_REASON = (f"LocalTensor is not in torch {torch.__version__} "
-                            "(no torch.distributed._local_tensor)")
+_SKIP_REASON = f"LocalTensor is not in torch {torch.__version__} (no torch.distributed._local_tensor)"
 
 
-def local_tensor_mode_off() -> contextlib.AbstractContextManager[Any]:
+def _local_tensor_mode_off() -> contextlib.AbstractContextManager[Any]:
     """A context that suspends an active ``LocalTensorMode`` (a no-op without one)."""
     api = local_tensor_api()
     return api.maybe_disable_local_tensor_mode() if api else contextlib.nullcontext()
@@ -67,7 +66,7 @@ class _LocalRanks:
     def setUp(self) -> None:
         super(MultiProcessTestCase, self).setUp()  # type: ignore[misc]
         if not HAS_LOCAL_TENSOR:
-            raise unittest.SkipTest(LOCAL_TENSOR_SKIP_REASON)
+            raise unittest.SkipTest(_SKIP_REASON)
         set_record_function_enabled(False)
 
     def tearDown(self) -> None:
@@ -76,15 +75,12 @@ class _LocalRanks:
         super(MultiProcessTestCase, self).tearDown()  # type: ignore[misc]
         set_record_function_enabled(True)
 
-    def _handle_test_skip(self, msg: str) -> None:
-        self.skipTest(msg)  # type: ignore[attr-defined]
-
     def _get_local_tensor_mode(self) -> Any:
         """A ``LocalTensorMode`` over ranks ``0..world_size-1``."""
         return local_tensor_api().LocalTensorMode(frozenset(range(self.world_size)))
 
     def build_device_mesh(self) -> DeviceMesh:
-        with local_tensor_mode_off():
+        with _local_tensor_mode_off():
             return super().build_device_mesh()  # type: ignore[misc]
 
     def init_pg(self, eager_init: bool = False, backend: str | None = None) -> None:
@@ -93,12 +89,6 @@ class _LocalRanks:
 
     def destroy_pg(self, device_id: int | None = None) -> None:
         destroy_process_groups()
-
-    def _spawn_processes(self) -> None:
-        """Nothing to start: the ranks are simulated."""
-
-    def run_test(self, test_name: str, parent_pipe: Any = None) -> None:
-        getattr(self, test_name)()
 
     def init_manual_seed_for_rank(self) -> None:
         torch.manual_seed(0)  # one process: the same stream for every simulated rank

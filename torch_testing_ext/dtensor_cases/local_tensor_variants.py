@@ -44,12 +44,12 @@ def _per_rank(func: Callable[..., _R]) -> Callable[..., _R]:
 
 def map_local_tensor_for_rank(tensor: Any, rank: Any, func: Callable[[Any, int], Any]) -> Any:
     """``func(tensor, rank)``, for each simulated rank under LocalTensor."""
-    return _per_rank(lambda t, r: func(t, r))(tensor, rank)
+    return _per_rank(func)(tensor, rank)
 
 
 def map_local_for_rank(rank: Any, func: Callable[[int], Any]) -> Any:
     """``func(rank)``, for each simulated rank under LocalTensor."""
-    return _per_rank(lambda r: func(r))(rank)
+    return _per_rank(func)(rank)
 
 
 def reduce_local_int(val: Any, func: Callable[[dict[int, int]], _R]) -> _R:

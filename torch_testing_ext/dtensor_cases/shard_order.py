@@ -23,12 +23,12 @@ from torch.distributed.tensor import Placement, Replicate, Shard, distribute_ten
 from .._torch_private import redistribute_to_shard_order, shard_order_entry, use_plain_shard_order
 
 __all__ = ["shard_order_to_placement", "redistribute", "patched_distribute_tensor",
-           "make_full_tensor", "generate_shard_orders", "shard_order_from_dict"]
+           "make_full_tensor", "generate_shard_orders"]
 
 __unittest = True
 
 
-def shard_order_from_dict(shard_order: dict[int, Sequence[int]]) -> tuple[Any, ...]:
+def _shard_order_from_dict(shard_order: dict[int, Sequence[int]]) -> tuple[Any, ...]:
     """``{tensor_dim: mesh_dims}`` as a shard order (tuple of ``ShardOrderEntry``)."""
     return tuple(shard_order_entry(dim, tuple(mesh_dims)) for dim, mesh_dims in shard_order.items())
 
@@ -88,5 +88,5 @@ def generate_shard_orders(mesh: DeviceMesh, tensor_rank: int) -> Iterator[tuple[
         for parts in range(1, mesh.ndim + 1):
             for runs in _splits(mesh_dims, parts):
                 for tensor_dims in itertools.combinations(range(tensor_rank), parts):
-                    yield shard_order_from_dict({
+                    yield _shard_order_from_dict({
                         dim: ordering[run[0]:run[-1] + 1] for dim, run in zip(tensor_dims, runs)})

@@ -163,10 +163,7 @@ def _layer_plan(layer: nn.Module, seq_parallel: bool, local_output_for_attn: boo
 def parallelize_transformer(module: nn.Module, tp_mesh: DeviceMesh | None, use_seq_parallel: bool,
                             local_output_for_attn: bool = False,
                             ep_mesh: DeviceMesh | None = None) -> nn.Module:
-    """``Transformer.parallelize``: see the module docstring."""
-    # Duck-typed: dtensor_models imports this module, so this one does not import it back.
-    if not (hasattr(module, "model_args") and hasattr(module, "layers")):
-        raise TypeError(f"Transformer.parallelize needs a Transformer, not {type(module).__name__}")
+    """What ``Transformer.parallelize`` does to a ``Transformer`` (see the module docstring)."""
     if tp_mesh is None and ep_mesh is None:
         raise ValueError("Transformer.parallelize needs tp_mesh, ep_mesh or both")
     if tp_mesh is not None:

@@ -37,8 +37,19 @@ def fsdp_wrap(module: nn.Module, *args: Any, **fsdp_kwargs: Any) -> nn.Module:
     return FullyShardedDataParallel(module, *args, **fsdp_kwargs)
 
 
-def _unknown_mode(mode: Any) -> ValueError:
-    return ValueError(f"Unsupported FSDP init mode: {mode!r} (expected an FSDPInitMode)")
+def _wraps(fsdp_init_mode: FSDPInitMode) -> bool:
+    """Whether ``init`` wraps with FSDP: ``RECURSIVE`` does, ``NO_FSDP`` does not."""
+    if fsdp_init_mode not in (FSDPInitMode.NO_FSDP, FSDPInitMode.RECURSIVE):
+        raise ValueError(f"Unsupported FSDP init mode: {fsdp_init_mode!r} "
+                         "(expected an FSDPInitMode)")
+    return fsdp_init_mode == FSDPInitMode.RECURSIVE
+
+
+def _moved_if_after(model: nn.Module, device_init_mode: DEVICEInitMode) -> nn.Module:
+    """``model`` on the device type when it moves after wrapping (``DEVICE_AFTER``)."""
+    if device_init_mode == DEVICEInitMode.DEVICE_AFTER:
+        return model.to(devices.device_type())
+    return model
 
 
 class FSDPTestModel(nn.Module, abc.ABC):
@@ -120,24 +131,21 @@ class TransformerWithSharedParams(FSDPTestModel):
         groups for hybrid sharding (the model reads ranks from the first)."""
         from torch.distributed.fsdp.wrap import ModuleWrapPolicy
 
-        fsdp_kwargs = dict(fsdp_kwargs or {})
+        wrap = _wraps(fsdp_init_mode)
         model_group = group[0] if isinstance(group, tuple) else group
-        if fsdp_init_mode == FSDPInitMode.NO_FSDP:
-            return TransformerWithSharedParams(model_group, device_init_mode, add_bn, deterministic)
-        if fsdp_init_mode != FSDPInitMode.RECURSIVE:
-            raise _unknown_mode(fsdp_init_mode)
-        if "auto_wrap_policy" in fsdp_kwargs:
+        model = TransformerWithSharedParams(model_group, device_init_mode, add_bn, deterministic)
+        if not wrap:
+            return model
+        fsdp_kwargs = dict(fsdp_kwargs or {})
+        if "auto_wrap_policy" in fsdp_kwargs:  # None included: no auto-wrapping
             policy = fsdp_kwargs.pop("auto_wrap_policy")
         else:
             policy = ModuleWrapPolicy({nn.TransformerEncoderLayer, nn.TransformerDecoderLayer})
         hybrid = fsdp_kwargs.get("sharding_strategy") in fsdp_hybrid_sharding_strategies()
         # A hybrid strategy given one group makes its own intra-/inter-node groups.
         fsdp_group = None if hybrid and not isinstance(group, tuple) else group
-        model = TransformerWithSharedParams(model_group, device_init_mode, add_bn, deterministic)
         wrapped = fsdp_wrap(model, fsdp_group, auto_wrap_policy=policy, **fsdp_kwargs)
-        if device_init_mode == DEVICEInitMode.DEVICE_AFTER:
-            wrapped = wrapped.to(devices.device_type())
-        return wrapped
+        return _moved_if_after(wrapped, device_init_mode)
 
 
 class NestedWrappedModule(FSDPTestModel):
@@ -185,16 +193,10 @@ class NestedWrappedModule(FSDPTestModel):
              deterministic: bool = False) -> nn.Module:
         """Plain (``NO_FSDP``) or with its nested modules FSDP-wrapped (``RECURSIVE``; the
         top level stays unwrapped, for the test to wrap if it wants)."""
-        if fsdp_init_mode == FSDPInitMode.NO_FSDP:
-            return NestedWrappedModule(group, wrap_fsdp=False, device_init_mode=device_init_mode,
-                                       deterministic=deterministic)
-        if fsdp_init_mode != FSDPInitMode.RECURSIVE:
-            raise _unknown_mode(fsdp_init_mode)
-        model = NestedWrappedModule(group, wrap_fsdp=True, device_init_mode=device_init_mode,
+        wrap = _wraps(fsdp_init_mode)
+        model = NestedWrappedModule(group, wrap_fsdp=wrap, device_init_mode=device_init_mode,
                                     deterministic=deterministic, **(fsdp_kwargs or {}))
-        if device_init_mode == DEVICEInitMode.DEVICE_AFTER:
-            model = model.to(devices.device_type())
-        return model
+        return _moved_if_after(model, device_init_mode) if wrap else model
 
 
 class AlwaysWrapNestedWrappedModule(NestedWrappedModule):
@@ -207,13 +209,10 @@ class AlwaysWrapNestedWrappedModule(NestedWrappedModule):
              deterministic: bool = False) -> nn.Module:
         from torch.distributed.fsdp.wrap import always_wrap_policy
 
+        wrap = _wraps(fsdp_init_mode)
         model = NestedWrappedModule.init(group, FSDPInitMode.NO_FSDP, device_init_mode,
                                          deterministic=deterministic)
-        if fsdp_init_mode == FSDPInitMode.NO_FSDP:
+        if not wrap:
             return model
-        if fsdp_init_mode != FSDPInitMode.RECURSIVE:
-            raise _unknown_mode(fsdp_init_mode)
         wrapped = fsdp_wrap(model, auto_wrap_policy=always_wrap_policy, **(fsdp_kwargs or {}))
-        if device_init_mode == DEVICEInitMode.DEVICE_AFTER:
-            wrapped = wrapped.to(devices.device_type())
-        return wrapped
+        return _moved_if_after(wrapped, device_init_mode)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import devices
-from ..skips.skip_checks import skip_when
+from ..skips.skip_checks import skip_if
 
 __all__ = ["requires_pinned_memory", "PINNED_MEMORY_SKIP_REASON", "PIN_MEMORY_ERRORS"]
 
@@ -35,5 +35,4 @@ PIN_MEMORY_ERRORS = r"Cannot access accelerator device when none is available|Fo
 def requires_pinned_memory(fn: _F) -> _F:
     """Skip a test (before any rank starts) on a CPU-only machine, where ``Tensor.pin_memory()``
     and so ``fully_shard``'s default ``CPUOffloadPolicy()`` fail."""
-    return skip_when(lambda _test: PINNED_MEMORY_SKIP_REASON
-                     if devices.accelerator_type() is None else None)(fn)
+    return skip_if(lambda: devices.accelerator_type() is None, PINNED_MEMORY_SKIP_REASON)(fn)

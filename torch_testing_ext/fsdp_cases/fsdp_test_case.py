@@ -19,7 +19,7 @@ from typing import Any
 import torch.distributed as dist
 
 from .. import devices
-from ..distributed_cases.subtests import run_subtests
+from ..distributed_cases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import reset_dynamo
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
 from ..multiprocess.skip_exit_codes import multi_gpu_skip
@@ -39,7 +39,7 @@ def fsdp_world_size() -> int:
     return max(2, min(devices.device_count(), MAX_WORLD_SIZE))
 
 
-class FSDPTest(MultiProcessTestCase):
+class FSDPTest(SubtestsMixin, MultiProcessTestCase):
     """Each rank creates the default group on its device's backend (gloo on CPU) through
     ``init_method`` before the test, with Dynamo reset, and selects its accelerator (device
     ``rank``) where there is one.
@@ -69,15 +69,6 @@ class FSDPTest(MultiProcessTestCase):
         """Where this test's ranks meet: the test's ``FileStore`` file."""
         return f"file://{self.file_name}"
 
-    @property
-    def destroy_pg_upon_exit(self) -> bool:
-        """Upstream's switch; here the harness destroys the groups when the rank ends."""
-        return False
-
-    def run_subtests(self, *args: Any, **kwargs: Any) -> None:
-        """``run_subtests(self, subtest_config, test_fn, *test_args, **test_kwargs)``."""
-        run_subtests(self, *args, **kwargs)
-
     # FullyShardedDataParallel (FSDP1) settings, as upstream's FSDP1 tests check them.
     def _check_cpu_offload(self, fsdp_model: Any, cpu_offload: Any) -> None:
         self.assertEqual(cpu_offload, fsdp_model.cpu_offload)
@@ -94,8 +85,7 @@ class FSDPTest(MultiProcessTestCase):
         super().setUpRank()
         # NCCL's desync-debug cleanup loop makes FSDP tests flaky (pytorch/pytorch#90848).
         os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "0"
-        if devices.accelerator_type() is not None:
-            devices.select_rank_device(self.rank)
+        devices.select_rank_device(self.rank)
         dist.init_process_group(self.backend, init_method=self.init_method,
                                 rank=self.rank, world_size=self.world_size)
         reset_dynamo()
@@ -106,9 +96,10 @@ class FSDPTest(MultiProcessTestCase):
 
     # -- in the test's own process -----------------------------------------------------------
 
-    def _run_on_ranks(self) -> None:
-        count, world_size = devices.device_count(), self.world_size
-        if devices.accelerator_type() is not None and isinstance(world_size, int) \
-                and count < world_size:
+    def _checked_settings(self) -> tuple[float, int, str]:
+        """The base class's settings, once the world size is known to be valid (and only for
+        a test no decorator skips): a skip if the ranks need more accelerators than there are."""
+        timeout, world_size, leftover_policy = super()._checked_settings()
+        if devices.accelerator_type() is not None and devices.device_count() < world_size:
             raise unittest.SkipTest(multi_gpu_skip(world_size).message)
-        super()._run_on_ranks()
+        return timeout, world_size, leftover_policy

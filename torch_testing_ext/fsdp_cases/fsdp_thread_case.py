@@ -14,11 +14,8 @@ one set of module globals, one Dynamo cache (reset by every rank before and afte
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from .. import devices
-from ..distributed_cases.subtests import run_subtests
+from ..distributed_cases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import reset_dynamo
 from ..threads.threaded_test_case import MultiThreadedTestCase
 
@@ -39,9 +36,9 @@ def fsdp_thread_world_size() -> int:
     return devices.device_count()
 
 
-class FSDPTestMultiThread(MultiThreadedTestCase):
+class FSDPTestMultiThread(SubtestsMixin, MultiThreadedTestCase):
     """A ``MultiThreadedTestCase`` for ``fully_shard`` tests: each rank thread resets Dynamo
-    before and after the test method and has ``run_subtests``.
+    before and after the test method and has ``run_subtests`` (a failing combination is named).
 
     ``world_size`` is :func:`fsdp_thread_world_size` unless the class sets its own (a class
     attribute or a property). Rank threads start when the test method runs, after skips are
@@ -52,23 +49,6 @@ class FSDPTestMultiThread(MultiThreadedTestCase):
     @property
     def world_size(self) -> int:  # type: ignore[override]
         return fsdp_thread_world_size()
-
-    def run_subtests(self, subtest_config: dict[str, list[Any]], test_fn: Callable[..., Any],
-                     *test_args: Any, **test_kwargs: Any) -> None:
-        """``test_fn`` for every combination of ``subtest_config``'s values; in a rank thread
-        the first failing combination fails the rank, and its failure names the combination
-        (a note ``in subtest scale=3``)."""
-
-        def named_on_failure(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return test_fn(*args, **kwargs)
-            except Exception as error:
-                if hasattr(error, "add_note"):  # Python 3.11+
-                    error.add_note("in subtest " + ", ".join(
-                        f"{name}={kwargs[name]!r}" for name in subtest_config))
-                raise
-
-        run_subtests(self, subtest_config, named_on_failure, *test_args, **test_kwargs)
 
     def perThreadSetUp(self) -> None:
         super().perThreadSetUp()

@@ -61,12 +61,11 @@ def reduce_scatter_with_assert(cls: unittest.TestCase, orig_reduce_scatter: Call
     """Call ``assert_fn(output)`` on a reduce-scatter's output tensor (first argument or
     ``output=``), then the reduce-scatter itself. Bind the first three with
     ``functools.partial`` and give the result to ``patch_reduce_scatter``."""
-    if args:
-        output = args[0]
-    elif "output" in kwargs:
-        output = kwargs["output"]
-    else:
-        raise AssertionError(f"no reduce-scatter output among args {args!r} and kwargs {kwargs!r}")
+    try:
+        output = args[0] if args else kwargs["output"]
+    except KeyError:
+        raise AssertionError(f"no reduce-scatter output among args {args!r} and kwargs "
+                             f"{kwargs!r}") from None
     assert_fn(output)
     return orig_reduce_scatter(*args, **kwargs)
 
