@@ -117,6 +117,7 @@ def main(argv: list[str]) -> int:
         print(f"side_by_side.py: migrate failed: {migrated.stdout}{migrated.stderr}", file=sys.stderr)
         return 1
     rows, differences = [], []
+    total = {side: 0.0 for side in sides}
     for path in args.files:
         if not runnable(path):
             continue
@@ -124,6 +125,7 @@ def main(argv: list[str]) -> int:
         for side, directory in sides.items():
             runs[side] = run_file(directory, path.name, args.timeout, work / f"{side}-{path.stem}.log")
             print(f"{side:8} {path.name}: exit {runs[side].status}, {runs[side].seconds:.1f} s", flush=True)
+            total[side] += runs[side].seconds
         upstream, ours = runs["upstream"], runs["ours"]
         differ = sorted(t for t in upstream.tests.keys() | ours.tests.keys()
                         if kind(upstream.tests.get(t, "missing")) != kind(ours.tests.get(t, "missing")))
@@ -138,10 +140,9 @@ def main(argv: list[str]) -> int:
     print("\n| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     for row in rows:
         print("| " + " | ".join(row) + " |")
-    total_up = sum(float(r[5].split()[0]) for r in rows)
-    total_ours = sum(float(r[9].split()[0]) for r in rows)
-    print(f"\ntotal wall: upstream {total_up:.1f} s, ours {total_ours:.1f} s "
-          f"({total_up / total_ours if total_ours else float('inf'):.1f}x); torch {torch_version()}")
+    print(f"\ntotal wall: upstream {total['upstream']:.1f} s, ours {total['ours']:.1f} s "
+          f"({total['upstream'] / total['ours'] if total['ours'] else float('inf'):.1f}x); "
+          f"torch {torch_version()}")
     if differences:
         print("\nTests that ended differently:\n" + "\n".join(differences))
     if args.keep:

@@ -69,6 +69,12 @@ class TestRunTestsNeeds(PlainTestCase):
         self.assertNotIn("RAN", completed.stdout)
         self.assertIn("skipped: needs no_such_module_here", completed.stderr)
 
+    def test_a_dotted_need_whose_package_is_missing_says_so(self):
+        completed = self.run_script("no_such_package_here.submodule")
+        self.assertEqual(completed.returncode, 0, completed.stderr)
+        self.assertNotIn("RAN", completed.stdout)
+        self.assertIn("skipped: needs no_such_package_here.submodule", completed.stderr)
+
     def test_cuda_is_needed_only_where_it_is_missing(self):
         completed = self.run_script("cuda")
         self.assertEqual(completed.returncode, 0, completed.stderr)

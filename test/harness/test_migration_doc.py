@@ -11,19 +11,15 @@ from torch_testing_ext.common_utils import TestCase, run_tests
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 DOC = PACKAGE.parent / "docs" / "migration.md"
 # Modules of ours at the top level that mirror no upstream module.
-OURS = {"devices", "fake_ddp", "cpu_compat", "_torch_private"}
-OURS |= {"dtensor"}
+OURS = {"devices", "fake_ddp", "cpu_compat", "dtensor", "_torch_private"}
 ROW = re.compile(r"^\| `torch_testing_ext\.([\w.]+)` \| (.*) \|$")
 
 
 def faces():
     """Dotted names (under torch_testing_ext) of every upstream-mirrored module."""
     found = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__" and p.stem not in OURS}
-    mirrored = PACKAGE / "distributed"
-    if mirrored.is_dir():
-        found |= {".".join(p.relative_to(PACKAGE).with_suffix("").parts)
-                  for p in mirrored.rglob("*.py") if p.stem != "__init__"}
-    return found
+    return found | {".".join(p.relative_to(PACKAGE).with_suffix("").parts)
+                    for p in (PACKAGE / "distributed").rglob("*.py") if p.stem != "__init__"}
 
 
 def documented():

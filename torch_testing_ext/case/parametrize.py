@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 __all__ = ["parametrize", "instantiate_parametrized_tests", "subtest", "decorateIf", "Variant",
-           "variants", "conditional_decorators", "add_test"]
+           "variants", "add_test"]
 
 __unittest = True
 
@@ -128,7 +128,7 @@ def variants(fn: Callable[..., Any]) -> list[Variant]:
     return combos
 
 
-def conditional_decorators(fn: Callable[..., Any], params: dict[str, Any]) -> list[Decorator]:
+def _conditional_decorators(fn: Callable[..., Any], params: dict[str, Any]) -> list[Decorator]:
     """The ``decorateIf`` decorators of ``fn`` whose predicate holds for ``params``."""
     return [decorator for decorator, holds in getattr(fn, _DECORATE_IF_ATTR, []) if holds(params)]
 
@@ -141,10 +141,11 @@ def _strip_markers(fn: Callable[..., Any]) -> None:
 
 def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, Any],
              decorators: Iterable[Decorator] = ()) -> None:
-    """Add test method ``name`` to ``cls``: ``body`` decorated, called with ``kwargs``."""
+    """Add test method ``name`` to ``cls``: ``body`` called with ``kwargs``, decorated by
+    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``."""
     if hasattr(cls, name):
         raise RuntimeError(f"parametrized test {cls.__name__}.{name} already exists")
-    decorators = list(decorators)
+    decorators = [*decorators, *_conditional_decorators(body, kwargs)]
     if decorators:
         body = _fresh_copy(body)  # decorators that mark their function must mark this test only
     for decorator in decorators:
@@ -183,7 +184,6 @@ def instantiate_parametrized_tests(cls: _T) -> _T:
             continue
         delattr(cls, name)
         for variant in variants(fn):
-            decorators = [*variant.decorators, *conditional_decorators(fn, variant.kwargs)]
             test_name = f"{name}_{variant.suffix}" if variant.suffix else name
-            add_test(cls, test_name, fn, variant.kwargs, decorators)
+            add_test(cls, test_name, fn, variant.kwargs, variant.decorators)
     return cls

@@ -25,15 +25,14 @@ import torch
 from .. import devices
 from ..skips.skip_checks import skip_when
 
-__all__ = ["dtypes", "onlyOn", "onlyCPU", "onlyCUDA", "onlyAccelerator", "deviceCountAtLeast",
-           "device_type_of"]
+__all__ = ["dtypes", "onlyOn", "onlyCPU", "onlyCUDA", "onlyAccelerator", "deviceCountAtLeast"]
 
 __unittest = True
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def device_type_of(test: Any) -> str:
+def _device_type_of(test: Any) -> str:
     """The device type a test runs on: its ``device_type`` (attribute, property or method),
     else the machine's (``devices.device_type()``)."""
     kind = getattr(test, "device_type", None)
@@ -70,8 +69,8 @@ def onlyOn(device_type: str | Sequence[str]) -> Callable[[_F], _F]:
     """Skip unless the test's device type is ``device_type`` (or one of them)."""
     allowed = (device_type,) if isinstance(device_type, str) else tuple(device_type)
     shown = "/".join(allowed)
-    return skip_when(lambda test: None if device_type_of(test) in allowed else
-                     f"Only runs on {shown}, not on {device_type_of(test)}")
+    return skip_when(lambda test: None if _device_type_of(test) in allowed else
+                     f"Only runs on {shown}, not on {_device_type_of(test)}")
 
 
 def onlyCPU(fn: _F) -> _F:
@@ -87,7 +86,7 @@ def onlyCUDA(fn: _F) -> _F:
 def onlyAccelerator(fn: _F) -> _F:
     """Run only on accelerator variants (any accelerator; never CPU or meta)."""
     return skip_when(lambda test: "onlyAccelerator: doesn't run on CPU or meta devices"
-                     if device_type_of(test) in ("cpu", "meta") else None)(fn)
+                     if _device_type_of(test) in ("cpu", "meta") else None)(fn)
 
 
 def deviceCountAtLeast(num_required_devices: int) -> Callable[[_F], _F]:
@@ -95,7 +94,7 @@ def deviceCountAtLeast(num_required_devices: int) -> Callable[[_F], _F]:
     ``num_required_devices`` (the CPU counts as one device)."""
 
     def check(test: Any) -> str | None:
-        kind = device_type_of(test)
+        kind = _device_type_of(test)
         count = devices.devices_of_type(kind)
         if count >= num_required_devices:
             return None

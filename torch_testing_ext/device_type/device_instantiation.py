@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from ..case.parametrize import add_test, conditional_decorators, variants
+from ..case.parametrize import add_test, variants
 from .device_bases import DeviceTypeTestBase, desired_device_types, device_test_base
 
 __all__ = ["instantiate_device_type_tests"]
@@ -69,7 +69,7 @@ def _instantiate(cls: type[DeviceTypeTestBase], name: str, fn: Callable[..., Any
             kwargs = {**variant.kwargs, **device_kwargs, **dtype_kwargs}
             suffix = f"_{variant.suffix}" if variant.suffix else ""
             add_test(cls, f"{name}{suffix}_{cls.device_type}{dtype_suffix}", fn, kwargs,
-                     [*variant.decorators, *conditional_decorators(fn, kwargs)])
+                     variant.decorators)
 
 
 def instantiate_device_type_tests(

@@ -8,7 +8,7 @@ counters and restores grad mode if the test changed it.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -68,7 +68,11 @@ class DynamoTestCase(TestCase):
 def _missing(need: str) -> bool:
     if need == "cuda":
         return devices.accelerator_type() != "cuda"
-    return importlib.util.find_spec(need) is None
+    try:
+        importlib.import_module(need)
+    except ImportError:
+        return True
+    return False
 
 
 def run_tests_if_available(needs: str | Sequence[str] = ()) -> None:

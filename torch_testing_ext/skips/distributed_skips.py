@@ -57,8 +57,7 @@ def require_n_gpus_for_nccl_backend(n: int, backend: str) -> Callable[[_F], _F]:
 
     Any other backend runs the test whatever the device count (a gloo test runs on CPU).
     """
-    cuda_devices = devices.device_count() if devices.accelerator_type() == "cuda" else 0
-    too_few = backend == "nccl" and cuda_devices < n
+    too_few = backend == "nccl" and devices.devices_of_type("cuda") < n
     return skip_if(too_few, f"Need at least {n} CUDA devices")
 
 
