@@ -46,6 +46,12 @@ class TestRankHooks(TestCase):
 
 
 class TestRankFacts(TestCase):
+    def test_a_rank_sees_the_environment_the_test_process_has_when_the_test_starts(self):
+        run_case(rank_hooks.DefaultFacts, "test_facts")  # the fork server is running by now
+        result = run_case(rank_hooks.SeesTheTestEnvironment, "test_sees_it")
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        self.assertEqual(result.testsRun, 1)
+
     def test_properties_read_the_rank_facts(self):
         result = run_case(rank_hooks.DefaultFacts, "test_facts")
         self.assertTrue(result.wasSuccessful(), result.errors + result.failures)

@@ -50,7 +50,7 @@ from .._torch_private import (
 from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, is_exiting, signal_all
 
-__all__ = ["forkserver_context", "run_directory", "server_pid"]
+__all__ = ["forkserver_context", "run_directory", "server_pid", "adopt_environment"]
 
 SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
@@ -65,6 +65,9 @@ _SHORT_TEMP_DIR = "/tmp"
 # This module first: it arms the server's exit before the seconds of importing torch.
 _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
                  "torch_testing_ext.multiprocess.rank_process")
+
+# What _start_server sets in the server's environment (with the device facts).
+_SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV)
 
 _lock = threading.RLock()
 _run_dir: str | None = None
@@ -132,6 +135,16 @@ def _start_server(preload: tuple[str, ...]) -> None:
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def adopt_environment(environ: dict[str, str]) -> None:
+    """In a process forked from the server: take ``environ`` (the test process's environment
+    when it started this process, as a spawned process would inherit it), keeping what the
+    server set for the processes forked from it."""
+    kept = {name: os.environ[name] for name in (*_SERVER_SETS, devices.FACTS_ENV) if name in os.environ}
+    os.environ.clear()
+    os.environ.update(environ)
+    os.environ.update(kept)
 
 
 def forkserver_context(test_module: str) -> multiprocessing.context.BaseContext:

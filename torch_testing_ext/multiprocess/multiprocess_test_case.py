@@ -37,12 +37,13 @@ from ..reporting.status import Status
 from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
 from . import fork_server, supervisor
+from .supervisor import RanksEnded
 from .leftovers import LeftoverProcessWarning, describe_leftovers
 from .rank_outcome import RankError, RankFailure, Verdict, combine, raise_verdict
 from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
-           "LeftoverProcessWarning"]
+           "LeftoverProcessWarning", "verdict_with_leftovers"]
 
 __unittest = True
 
@@ -162,15 +163,22 @@ class MultiProcessTestCase(TestCase):
     def _run_on_ranks(self) -> None:
         timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
         cls = type(self)
-        task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
+        task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed(),
+                        dict(os.environ))
         ended = supervisor.run_ranks(task, self._world(world_size), timeout,
                                      fork_server.forkserver_context(cls.__module__))
-        verdict = combine(ended.outcomes)
-        if ended.leftovers:
-            note = describe_leftovers(ended.leftovers)
-            if leftover_policy == "fail":
-                status = Status.ERROR if verdict.status in (Status.PASSED, Status.SKIPPED) else verdict.status
-                verdict = Verdict(status, "\n".join(filter(None, [verdict.message, note])))
-            else:
-                warnings.warn(LeftoverProcessWarning(f"{self.id()}: {note}"), stacklevel=2)
-        raise_verdict(verdict)
+        raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
+
+
+def verdict_with_leftovers(ended: RanksEnded, leftover_policy: str, test_id: str) -> Verdict:
+    """The test's verdict from its ranks' outcomes; processes they left running fail the
+    test under the ``fail`` policy, and are warned about otherwise."""
+    verdict = combine(ended.outcomes)
+    if not ended.leftovers:
+        return verdict
+    note = describe_leftovers(ended.leftovers)
+    if leftover_policy == "fail":
+        status = Status.ERROR if verdict.status in (Status.PASSED, Status.SKIPPED) else verdict.status
+        return Verdict(status, "\n".join(filter(None, [verdict.message, note])))
+    warnings.warn(LeftoverProcessWarning(f"{test_id}: {note}"), stacklevel=3)
+    return verdict

@@ -23,10 +23,12 @@ from .._torch_private import run_multiprocessing_finalizers
 from ..case.test_case import seed_everything
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
+from .fork_server import adopt_environment
 from .rank_outcome import RankOutcome, outcome_of
 from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
 
-__all__ = ["run_rank", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+__all__ = ["run_rank", "run_test_method", "watch_lifeline", "redirect_output", "resolve_class",
+           "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -38,7 +40,10 @@ RELEASE_GC_AFTER = 2.0
 RELEASE_WAIT = 30.0
 
 
-def _watch_lifeline(lifeline: Connection) -> None:
+def watch_lifeline(lifeline: Connection) -> None:
+    """Kill this rank's process group once ``lifeline`` reaches end-of-file (the test process
+    is gone)."""
+
     def watch() -> None:
         try:
             lifeline.recv()
@@ -49,7 +54,9 @@ def _watch_lifeline(lifeline: Connection) -> None:
     threading.Thread(target=watch, name="tte-lifeline", daemon=True).start()
 
 
-def _redirect_output(log_path: str) -> Any:
+def redirect_output(log_path: str) -> Any:
+    """Send this process's stdout and stderr to ``log_path``, with faulthandler's stacks on a
+    crash and on SIGUSR1; return the open log."""
     log = open(log_path, "a", buffering=1)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -60,7 +67,8 @@ def _redirect_output(log_path: str) -> Any:
     return log
 
 
-def _resolve(module: str, qualname: str) -> type:
+def resolve_class(module: str, qualname: str) -> type:
+    """The class ``qualname`` of ``module`` (imported if need be)."""
     target: Any = sys.modules.get(module) or importlib.import_module(module)
     for part in qualname.split("."):
         target = getattr(target, part)
@@ -79,9 +87,10 @@ def _wait_for_release(result: Connection) -> None:
         pass
 
 
-def _run(task: RankTask, rank: int) -> RankOutcome:
+def run_test_method(task: RankTask, rank: int) -> RankOutcome:
+    """Run ``task``'s method as ``rank`` (seeded, between the rank hooks) and say how it ended."""
     try:
-        cls = _resolve(task.module, task.qualname)
+        cls = resolve_class(task.module, task.qualname)
         test: RankHooks = cls(task.method)
         seed_everything(task.seed)
         test.setUpRank()
@@ -100,10 +109,11 @@ def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Con
     tearing down and exiting."""
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server's handler is not ours
-    _watch_lifeline(lifeline)
-    log = _redirect_output(facts.log_path)
+    watch_lifeline(lifeline)
+    log = redirect_output(facts.log_path)
+    adopt_environment(task.environ)
     enter_rank(facts)
-    outcome = _run(task, facts.rank)
+    outcome = run_test_method(task, facts.rank)
     sys.stdout.flush()
     sys.stderr.flush()
     result.send(outcome)

@@ -2,7 +2,8 @@
 hooks it calls on the test.
 
 A rank is told two things. :class:`RankTask` names the test method every rank of a test runs
-(and the seed); :class:`RankFacts` is what one rank knows about itself. Inside a rank process
+(with the seed, and the test process's environment, which the rank adopts as a spawned
+process would inherit it); :class:`RankFacts` is what one rank knows about itself. Inside a rank process
 the facts are available from :func:`current_rank_facts` (None in the test's own process); that
 is the only way they travel: ``MultiProcessTestCase``'s ``rank``, ``device``, ``backend`` and
 ``file_name`` read them, and so does the rendezvous helper.
@@ -41,6 +42,7 @@ class RankTask:
     qualname: str
     method: str
     seed: int
+    environ: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -18,7 +18,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -32,8 +32,9 @@ from .rank_process import run_rank
 from .rank_protocol import RankFacts, RankTask
 from .skip_exit_codes import skip_reason_for_exit_code
 
-__all__ = ["RanksEnded", "run_ranks", "new_test_dir", "output_tail", "FAIL_FAST_GRACE",
-           "STACK_DUMP_WAIT"]
+__all__ = ["RanksEnded", "RankWatch", "run_ranks", "start_rank_processes", "wait_for_outcomes",
+           "kill_process_group", "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT",
+           "EXIT_GRACE"]
 
 __unittest = True
 
@@ -53,19 +54,20 @@ class RanksEnded:
     leftovers: list[Leftover]
 
 
-def output_tail(path: str) -> str:
-    """The last lines of a rank's log file ("" if it has none)."""
+def output_tail(path: str, since: int = 0) -> str:
+    """The last lines of a rank's log file from byte ``since`` on ("" if it has none)."""
     try:
         with open(path, "rb") as log:
             log.seek(0, os.SEEK_END)
-            log.seek(max(0, log.tell() - _TAIL_BYTES))
+            log.seek(max(since, log.tell() - _TAIL_BYTES))
             text = log.read().decode("utf-8", "replace")
     except OSError:
         return ""
     return "\n".join(text.splitlines()[-_TAIL_LINES:])
 
 
-def _kill_group(process: BaseProcess) -> None:
+def kill_process_group(process: BaseProcess) -> None:
+    """SIGKILL a rank and its process group (everything it started in its session)."""
     if process.pid is None:
         return
     for kill in (lambda: os.killpg(process.pid, signal.SIGKILL), lambda: os.kill(process.pid, signal.SIGKILL)):
@@ -85,50 +87,66 @@ def _death_notice(rank: int, exitcode: int | None) -> RankOutcome:
     return RankOutcome(rank, Status.DIED, f"rank {rank} exited with code {exitcode} without reporting an outcome")
 
 
-class _Ranks:
-    """The running ranks of one test and what they have reported so far."""
-
-    def __init__(self, task: RankTask, world: Sequence[RankFacts]) -> None:
-        self.task = task
-        self.world = world
-        self.logs = {facts.rank: facts.log_path for facts in world}
-        self.outcomes: dict[int, RankOutcome] = {}
-        self.processes: dict[int, BaseProcess] = {}
-        self.results: dict[int, Connection] = {}
-        self._lifeline: Connection | None = None
-
-    def start(self, context: BaseContext) -> None:
-        """Start every rank (forked from ``context``'s server)."""
-        # Ranks hold the read end of the lifeline; we hold the write end until they are gone.
-        lifeline, self._lifeline = context.Pipe(duplex=False)
-        try:
-            for facts in self.world:
-                # Duplex: the rank reports on it, and waits on it for the release.
-                receive, send = context.Pipe(duplex=True)
-                process = context.Process(target=run_rank, args=(self.task, facts, send, lifeline),
-                                          name=f"rank-{facts.rank}", daemon=False)
-                self.processes[facts.rank] = process
-                self.results[facts.rank] = receive
+def start_rank_processes(
+    context: BaseContext, world: Sequence[RankFacts], target: Callable[..., None], task: object
+) -> tuple[dict[int, BaseProcess], dict[int, Connection], Connection]:
+    """Start one process per rank of ``world`` running ``target(task, facts, connection,
+    lifeline)``; return the processes and our ends of their duplex connections by rank, and
+    the lifeline's write end (the ranks kill themselves when it closes)."""
+    # Ranks hold the read end of the lifeline; the caller holds the write end until they are gone.
+    lifeline, keep = context.Pipe(duplex=False)
+    processes: dict[int, BaseProcess] = {}
+    connections: dict[int, Connection] = {}
+    try:
+        for facts in world:
+            # Duplex: the rank reports on it, and is told on it what to do next.
+            ours, theirs = context.Pipe(duplex=True)
+            connections[facts.rank] = ours
+            process = context.Process(target=target, args=(task, facts, theirs, lifeline),
+                                      name=f"rank-{facts.rank}", daemon=False)
+            processes[facts.rank] = process
+            try:
                 process.start()
-                send.close()
-        finally:
-            lifeline.close()
+            finally:
+                theirs.close()
+    except BaseException:  # a rank that could not start (or Ctrl-C): none of them stays
+        for process in processes.values():
+            kill_process_group(process)
+            if process.pid is not None:
+                process.join()
+        for connection in connections.values():
+            connection.close()
+        keep.close()
+        raise
+    finally:
+        lifeline.close()
+    return processes, connections, keep
+
+
+class RankWatch:
+    """Rank processes and what they have reported about one test so far."""
+
+    def __init__(self, processes: dict[int, BaseProcess], connections: dict[int, Connection]) -> None:
+        self.processes = processes
+        self.connections = connections
+        self.outcomes: dict[int, RankOutcome] = {}
 
     def running(self) -> list[int]:
+        """The ranks that have not reported (or died) yet."""
         return [rank for rank in self.processes if rank not in self.outcomes]
 
     def collect(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for reports or exits, and record what arrived."""
-        waiting = {self.results[r]: r for r in self.running()}
+        waiting = {self.connections[r]: r for r in self.running()}
         waiting.update({self.processes[r].sentinel: r for r in self.running()})
         for ready in wait(list(waiting), timeout=max(timeout, 0.0)):
             rank = waiting[ready]
             if rank in self.outcomes:
                 continue
-            result = self.results[rank]
+            connection = self.connections[rank]
             try:
-                if result.poll():
-                    self.outcomes[rank] = result.recv()
+                if connection.poll():
+                    self.outcomes[rank] = connection.recv()
                     continue
             except (EOFError, OSError):
                 pass
@@ -138,6 +156,8 @@ class _Ranks:
                 self.outcomes[rank] = _death_notice(rank, process.exitcode)
 
     def stop(self, ranks: list[int], status: Status, detail: str, dump_stacks: bool) -> None:
+        """Kill ``ranks`` (after asking for their stacks if ``dump_stacks``); their outcome is
+        ``status`` with ``detail``."""
         if dump_stacks:
             for rank in ranks:
                 try:
@@ -146,13 +166,22 @@ class _Ranks:
                     pass
             time.sleep(STACK_DUMP_WAIT)
         for rank in ranks:
-            _kill_group(self.processes[rank])
+            kill_process_group(self.processes[rank])
             self.outcomes.setdefault(rank, RankOutcome(rank, status, detail))
+
+
+class _Ranks(RankWatch):
+    """The fresh ranks of one test: started for it, released and gone after it."""
+
+    def __init__(self, task: RankTask, world: Sequence[RankFacts], context: BaseContext) -> None:
+        processes, connections, self._lifeline = start_rank_processes(context, world, run_rank, task)
+        super().__init__(processes, connections)
+        self.logs = {facts.rank: facts.log_path for facts in world}
 
     def release(self) -> None:
         """Tell every rank that no rank is running any more: a rank that reported may now
         tear down its process groups and exit (ranks already gone are passed over)."""
-        for connection in self.results.values():
+        for connection in self.connections.values():
             try:
                 connection.send(RELEASE)
             except (OSError, ValueError):  # the rank is already gone
@@ -167,7 +196,7 @@ class _Ranks:
         # Before the ranks' process groups are killed: what is left of them is named too.
         leftovers = find_leftovers(server_pid(), [p.pid for p in self.processes.values() if p.pid])
         for process in self.processes.values():
-            _kill_group(process)
+            kill_process_group(process)
             process.join()
         kill_leftovers(leftovers)
         for rank, outcome in self.outcomes.items():
@@ -177,17 +206,18 @@ class _Ranks:
 
     def close(self) -> None:
         for process in self.processes.values():
-            _kill_group(process)
+            kill_process_group(process)
         for process in self.processes.values():
             if process.pid is not None:
                 process.join()
-        for connection in self.results.values():
+        for connection in self.connections.values():
             connection.close()
-        if self._lifeline is not None:
-            self._lifeline.close()
+        self._lifeline.close()
 
 
-def _supervise(ranks: _Ranks, timeout: float) -> RanksEnded:
+def wait_for_outcomes(ranks: RankWatch, timeout: float) -> None:
+    """Wait until every rank of ``ranks`` has an outcome: its report, its death, or (a rank
+    still running ``FAIL_FAST_GRACE`` s after another's problem, or at ``timeout``) stopped."""
     deadline = time.monotonic() + timeout
     failed_at: float | None = None
     while ranks.running():
@@ -207,8 +237,6 @@ def _supervise(ranks: _Ranks, timeout: float) -> RanksEnded:
         elif failed_at is not None and time.monotonic() >= failed_at + FAIL_FAST_GRACE:
             first = min(problems, key=lambda o: o.rank).rank
             ranks.stop(still, Status.STOPPED, f"stopped after rank {first} failed", dump_stacks=False)
-    ranks.release()
-    return ranks.finish()
 
 
 def run_ranks(
@@ -218,12 +246,15 @@ def run_ranks(
     return every rank's outcome and what the ranks left running (killed by then). The test's
     directory is removed afterwards."""
     interrupts.install_sigterm_handler()
-    ranks = _Ranks(task, world)
+    ranks: _Ranks | None = None
     try:
-        ranks.start(context)
-        return _supervise(ranks, timeout)
+        ranks = _Ranks(task, world, context)
+        wait_for_outcomes(ranks, timeout)
+        ranks.release()
+        return ranks.finish()
     finally:
-        ranks.close()
+        if ranks is not None:
+            ranks.close()
         shutil.rmtree(world[0].test_dir, ignore_errors=True)
 
 
