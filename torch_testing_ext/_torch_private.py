@@ -38,6 +38,7 @@ __all__ = [
     "clear_dynamo_counters",
     "cpu_device_switch_disabled",
     "live_process_groups",
+    "clear_accelerator_workspaces",
     "test_method_name",
     "privateuse1_backend_name",
     "ddp_logging_data",
@@ -271,6 +272,16 @@ def live_process_groups() -> list[Any]:
     import torch.distributed as dist
 
     return list(dist.distributed_c10d._world.pg_map)
+
+
+@_private("torch._C._cuda_clearCublasWorkspaces (CUDA builds)")
+def clear_accelerator_workspaces(device: str) -> None:
+    """Free the cuBLAS workspaces torch keeps after a CUDA matmul, so that the memory still
+    allocated on ``device`` is what a test holds (nothing to do on other devices)."""
+    import torch
+
+    if device.split(":")[0] == "cuda":
+        torch._C._cuda_clearCublasWorkspaces()
 
 
 @_private("torch._C._get_privateuse1_backend_name()")

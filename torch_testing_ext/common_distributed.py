@@ -2,13 +2,15 @@
 ``torch.testing._internal.common_distributed``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``multiprocess/`` (process ranks), ``threads/`` (the
-threaded world), ``distributed_cases/``, ``dynamo/``, ``process_groups/``, ``skips/`` and ``case/``.
+import. The definitions live in ``multiprocess/`` (process ranks), ``continuous/`` (ranks
+kept for a class), ``threads/`` (the threaded world), ``distributed_cases/``, ``dynamo/``,
+``process_groups/``, ``skips/`` and ``case/``.
 """
 
 from __future__ import annotations
 
 from .case.output_capture import captured_output
+from .continuous.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
 from .distributed_cases.ddp_checks import verify_ddp_error_logged
 from .distributed_cases.distributed_test_base import DistributedTestBase
 from .distributed_cases.rank_devices import init_multigpu_helper, requires_ddp_rank
@@ -44,6 +46,8 @@ from .threads.threaded_test_case import MultiThreadedTestCase
 
 __all__ = [
     "MultiProcessTestCase",
+    "MultiProcContinuousTest",
+    "MultiProcContinousTest",
     "DynamoDistributedSingleProcTestCase",
     "DynamoDistributedMultiProcTestCase",
     "_dynamo_dist_per_rank_init",

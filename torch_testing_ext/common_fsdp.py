@@ -27,6 +27,7 @@ from .fsdp_cases.fsdp1_models import (
 )
 from .fsdp_cases.fsdp2_models import MLP, DoubleLinear, MLPStack
 from .fsdp_cases.fsdp_cpu_limits import requires_pinned_memory
+from .fsdp_cases.fsdp_continuous import FSDPTestContinuous
 from .fsdp_cases.fsdp_test_case import FSDPTest
 from .fsdp_cases.fsdp_thread_case import FSDPTestMultiThread
 from .fsdp_cases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
@@ -38,6 +39,7 @@ from .fsdp_cases.sharded_parity import (
 
 __all__ = [
     "FSDPTest",
+    "FSDPTestContinuous",
     "FSDPTestMultiThread",
     "FSDPInitMode",
     "DEVICEInitMode",

@@ -219,6 +219,15 @@ class TestPrivateAccessContracts(TestCase):
                 dist.destroy_process_group()
             self.assertEqual(private.live_process_groups(), [])
 
+    def test_clear_accelerator_workspaces(self):
+        with contract("clear_accelerator_workspaces"):
+            private.clear_accelerator_workspaces("cpu")  # nothing to free, nothing raised
+            if torch.backends.cuda.is_built():  # PyPI's CUDA builds, also without a GPU
+                self.assertTrue(callable(torch._C._cuda_clearCublasWorkspaces))
+            if torch.cuda.is_available():
+                torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")
+                private.clear_accelerator_workspaces("cuda:0")
+
     def test_privateuse1_backend_name(self):
         with contract("privateuse1_backend_name"):
             self.assertIsInstance(private.privateuse1_backend_name(), str)

@@ -4,8 +4,8 @@
 - ``dtensor_test_base``: ``DTensorTestBase`` (``init_pg``/``destroy_pg``, ``build_device_mesh``),
   its mixin of op checks, ``skip_unless_torch_gpu``;
 - ``with_comms``: the decorator that runs a test method with the default group;
-- ``group_per_rank``: ``DTensorOpTestBase``, ``DTensorContinuousTestBase``: ranks with a group
-  made before each test;
+- ``group_per_rank``: ``DTensorOpTestBase``: fresh ranks with a group made before each test;
+- ``dtensor_continuous``: ``DTensorContinuousTestBase``: ranks and group kept for the class;
 - ``converter``: ``DTensorConverter``, an op's arguments under every sharding;
 - ``dtensor_models``: ``MLPModule``, ``MLPStacked``, ``RMSNormPython``, ``ModelArgs``,
   ``Transformer`` and its parts;

@@ -18,11 +18,12 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh
 
 from .._torch_private import local_tensor_api, reset_dtensor_rng_tracker, set_record_function_enabled
-from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..case.test_case import TestCase
 from ..process_groups.fake_store import FakeStore
 from ..process_groups.teardown import destroy_process_groups
+from .dtensor_continuous import DTensorContinuousTestBase
 from .dtensor_test_base import DTensorTestBase
-from .group_per_rank import DTensorContinuousTestBase, DTensorOpTestBase
+from .group_per_rank import DTensorOpTestBase
 
 __all__ = ["HAS_LOCAL_TENSOR", "LocalDTensorTestBase", "LocalDTensorOpTestBase",
            "LocalDTensorContinuousTestBase"]
@@ -46,8 +47,8 @@ class _LocalRanks:
     _testMethodName: str
 
     def __init__(self, methodName: str = "runTest") -> None:
-        # Skip MultiProcessTestCase.__init__, which would send the method to rank processes.
-        super(MultiProcessTestCase, self).__init__(methodName)  # type: ignore[misc]
+        # Not the rank-process bases' __init__, which would send the method to rank processes.
+        TestCase.__init__(self, methodName)  # type: ignore[arg-type]
 
     @property
     def is_local_tensor_enabled(self) -> bool:
@@ -64,7 +65,7 @@ class _LocalRanks:
         return self.device_type  # type: ignore[attr-defined]
 
     def setUp(self) -> None:
-        super(MultiProcessTestCase, self).setUp()  # type: ignore[misc]
+        TestCase.setUp(self)  # type: ignore[arg-type]
         if not HAS_LOCAL_TENSOR:
             raise unittest.SkipTest(_SKIP_REASON)
         set_record_function_enabled(False)
@@ -72,7 +73,7 @@ class _LocalRanks:
     def tearDown(self) -> None:
         reset_dtensor_rng_tracker()
         destroy_process_groups()  # a test that failed inside with_comms left its fake group
-        super(MultiProcessTestCase, self).tearDown()  # type: ignore[misc]
+        TestCase.tearDown(self)  # type: ignore[arg-type]
         set_record_function_enabled(True)
 
     def _get_local_tensor_mode(self) -> Any:

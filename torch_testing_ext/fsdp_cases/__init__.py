@@ -3,6 +3,7 @@
 
 - ``init_modes``: ``FSDPInitMode``, ``DEVICEInitMode`` and ``get_devtype``;
 - ``fsdp_test_case``: ``FSDPTest``, ranks with a default group made before each test;
+- ``fsdp_continuous``: ``FSDPTestContinuous``, ranks and default group kept for the class;
 - ``fsdp_thread_case``: ``FSDPTestMultiThread``, ranks as threads of the test's process;
 - ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
 - ``fsdp1_models``: ``FSDPTestModel``, ``TransformerWithSharedParams``, ``NestedWrappedModule``

@@ -24,7 +24,8 @@ from ..dynamo.dynamo_case import reset_dynamo
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
 from ..multiprocess.skip_exit_codes import multi_gpu_skip
 
-__all__ = ["FSDPTest", "fsdp_world_size", "MAX_WORLD_SIZE", "CPU_WORLD_SIZE"]
+__all__ = ["FSDPTest", "fsdp_world_size", "skip_without_a_device_per_rank", "MAX_WORLD_SIZE",
+           "CPU_WORLD_SIZE"]
 
 __unittest = True
 
@@ -37,6 +38,13 @@ def fsdp_world_size() -> int:
     if devices.accelerator_type() is None:
         return CPU_WORLD_SIZE
     return max(2, min(devices.device_count(), MAX_WORLD_SIZE))
+
+
+def skip_without_a_device_per_rank(world_size: int) -> None:
+    """Skip (``unittest.SkipTest``) when the machine has accelerators, but fewer than
+    ``world_size`` (on a CPU-only machine ranks are processes, so the test runs)."""
+    if devices.accelerator_type() is not None and devices.device_count() < world_size:
+        raise unittest.SkipTest(multi_gpu_skip(world_size).message)
 
 
 class FSDPTest(SubtestsMixin, MultiProcessTestCase):
@@ -100,6 +108,5 @@ class FSDPTest(SubtestsMixin, MultiProcessTestCase):
         """The base class's settings, once the world size is known to be valid (and only for
         a test no decorator skips): a skip if the ranks need more accelerators than there are."""
         timeout, world_size, leftover_policy = super()._checked_settings()
-        if devices.accelerator_type() is not None and devices.device_count() < world_size:
-            raise unittest.SkipTest(multi_gpu_skip(world_size).message)
+        skip_without_a_device_per_rank(world_size)
         return timeout, world_size, leftover_policy

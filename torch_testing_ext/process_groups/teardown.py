@@ -14,12 +14,13 @@ drop them, so there groups are destroyed without being retired.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from .._torch_private import live_process_groups
 from ..multiprocess.rank_protocol import current_rank_facts
 
-__all__ = ["destroy_process_groups", "release_retired_process_groups"]
+__all__ = ["destroy_process_groups", "destroy_groups_made_since", "release_retired_process_groups"]
 
 __unittest = True
 
@@ -38,6 +39,19 @@ def destroy_process_groups() -> None:
     if current_rank_facts() is not None:
         _retired.extend(live_process_groups())
     dist.destroy_process_group()
+
+
+def destroy_groups_made_since(before: Collection[Any]) -> None:
+    """Destroy the process groups made since ``before`` (a list of :func:`live_process_groups`
+    taken earlier) other than the default group: the subgroups of device meshes a test made,
+    in a rank that runs the next test too. In a rank they stay referenced, as above."""
+    import torch.distributed as dist
+
+    made = [g for g in live_process_groups() if g not in before and g is not dist.group.WORLD]
+    if current_rank_facts() is not None:
+        _retired.extend(made)
+    for group in made:
+        dist.destroy_process_group(group)
 
 
 def release_retired_process_groups() -> None:

@@ -1,8 +1,8 @@
 """DTensor test bases and helpers, named as in
 ``torch.testing._internal.distributed._tensor.common_dtensor``.
 
-The upstream-named face; the definitions live in ``dtensor_cases/``. ``DTensorOpTestBase`` and
-``DTensorContinuousTestBase`` run on rank processes here (see docs/migration.md).
+The upstream-named face; the definitions live in ``dtensor_cases/``. ``DTensorOpTestBase``
+runs on rank processes here, not threads (see docs/migration.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from ...dtensor_cases.dtensor_models import (
     TransformerBlock,
 )
 from ...dtensor_cases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
-from ...dtensor_cases.group_per_rank import DTensorContinuousTestBase, DTensorOpTestBase
+from ...dtensor_cases.dtensor_continuous import DTensorContinuousTestBase
+from ...dtensor_cases.group_per_rank import DTensorOpTestBase
 from ...dtensor_cases.local_tensor_cases import (
     LocalDTensorContinuousTestBase,
     LocalDTensorOpTestBase,

@@ -1,0 +1,186 @@
+"""``MultiProcContinuousTest``: a class's tests share ``world_size`` rank processes and one
+process group.
+
+Starting ranks and making a process group is most of what a small distributed test costs.
+Here the ranks start once per class (forked from the preloaded server, when its first test
+runs) and make the default group once, with the class's ``_init_pg``; each test method is
+then sent to every rank. The outcome rules are those of ``MultiProcessTestCase``: every rank
+counts, a failing rank is named with its traceback and the output it wrote during the test,
+a rank that dies or hangs fails that test within the class timeout (with its stack). After
+any test that did not end alike on every rank, passed or skipped, the world is closed and the
+next test gets a fresh one: a failure never skips the rest of the class, and never leaves a
+half-finished collective behind. A test that leaves state behind in its rank (a process
+group, an environment variable, a thread, a non-default stream, device memory) fails, naming
+it. Every test starts from the same seeds.
+
+Example::
+
+    class TestAllReduce(MultiProcContinuousTest):
+        world_size = 2
+
+        def test_sum(self):
+            t = torch.ones(2, device=self.device)
+            dist.all_reduce(t)
+            self.assertEqual(t, [2.0, 2.0])
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import os
+import types
+import warnings
+from typing import Any
+
+import torch.distributed as dist
+
+from .. import devices
+from .._torch_private import test_method_name
+from ..case.test_case import TestCase, current_seed
+from ..multiprocess import fork_server
+from ..multiprocess.leftovers import LeftoverProcessWarning, describe_leftovers
+from ..multiprocess.multiprocess_test_case import verdict_with_leftovers
+from ..multiprocess.rank_outcome import raise_verdict
+from ..multiprocess.rank_protocol import RankFacts, RankTask, current_rank_facts
+from ..run import settings
+from ..skips.skip_checks import skip_or_check_settings
+from .persistent_world import ClassWorlds
+
+__all__ = ["MultiProcContinuousTest", "MultiProcContinousTest", "DEFAULT_CONTINUOUS_TIMEOUT",
+           "CPU_WORLD_SIZE"]
+
+__unittest = True
+
+DEFAULT_CONTINUOUS_TIMEOUT = datetime.timedelta(seconds=120)  # upstream's default
+CPU_WORLD_SIZE = 2  # ranks of a class that leaves world_size unset, without an accelerator
+_UNSET = -2
+
+
+def _seconds(value: Any) -> Any:
+    return value.total_seconds() if isinstance(value, datetime.timedelta) else value
+
+
+class MultiProcContinuousTest(TestCase):
+    """Run every test method of the class on the same ``world_size`` rank processes.
+
+    Class attributes, as upstream: ``world_size`` (unset: one rank per accelerator, or
+    ``CPU_WORLD_SIZE`` ranks without one), ``timeout`` (a ``timedelta`` or seconds, default
+    120 s: each test's limit and the process group's), and inside a rank ``rank``,
+    ``world_size``, ``rdvz_file`` and ``pg`` (the class's default group). Class methods a
+    subclass may override: ``backend_str()`` (None: torch's default for the devices),
+    ``opts()`` (the group's options), ``device_type()`` and ``_init_pg(rank, world_size,
+    rdvz_file)`` (runs once in each rank when its world starts; call ``super()``).
+    ``setUpClass``/``tearDownClass``, ``setUp``/``tearDown`` run in the test's own process;
+    ``setUpRank()``/``tearDownRank()`` run in each rank around each test.
+    """
+
+    MAIN_PROCESS_RANK = -1
+    world_size: int = _UNSET
+    rank: int = MAIN_PROCESS_RANK
+    timeout: datetime.timedelta | float = DEFAULT_CONTINUOUS_TIMEOUT
+    rdvz_file: str | None = None
+    pg: Any = None
+
+    def __init__(self, methodName: str = "runTest") -> None:
+        super().__init__(methodName)
+        if current_rank_facts() is None and methodName != "runTest":
+            original = getattr(type(self), methodName)
+
+            @functools.wraps(original)
+            def run_on_ranks(test: MultiProcContinuousTest) -> None:
+                test._run_on_ranks()
+
+            setattr(self, methodName, types.MethodType(run_on_ranks, self))
+
+    # -- upstream's class hooks ----------------------------------------------------------------
+
+    @classmethod
+    def backend_str(cls) -> str | None:
+        """The process-group backend; None lets torch choose for the machine's devices."""
+        return None
+
+    @classmethod
+    def device_type(cls) -> str:  # type: ignore[override]
+        """The device type the ranks use (the accelerator's, else ``"cpu"``)."""
+        return devices.device_type()
+
+    @classmethod
+    def opts(cls, high_priority_stream: bool = False) -> Any:
+        """Options for the class's process group (None: the backend's defaults)."""
+        return None
+
+    @classmethod
+    def _init_pg(cls, rank: int, world_size: int, rdvz_file: str) -> None:
+        """Make this rank's default group on the world's rendezvous file (runs in each rank)."""
+        os.environ["LOCAL_RANK"] = str(rank)  # as torchrun would: init_device_mesh reads it
+        if devices.accelerator_type() is not None and rank < devices.device_count():
+            devices.select_rank_device(rank)
+        store = dist.FileStore(rdvz_file, world_size)
+        dist.init_process_group(backend=cls.backend_str(), world_size=world_size, rank=rank,
+                                store=store, pg_options=cls.opts(),
+                                timeout=datetime.timedelta(seconds=_seconds(cls.timeout)))
+        cls.pg = dist.group.WORLD
+
+    # -- what a rank knows ---------------------------------------------------------------------
+
+    @property
+    def device(self) -> str:
+        """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
+        facts = current_rank_facts()
+        if facts is None:
+            raise AttributeError("only a rank process has a device; the test's own process "
+                                 "starts the ranks")
+        return facts.device
+
+    def setUpRank(self) -> None:
+        """Runs in each rank before each test method; override to prepare rank state."""
+
+    def tearDownRank(self) -> None:
+        """Runs in each rank after each test method, whatever its outcome."""
+
+    # -- the test's own process ----------------------------------------------------------------
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        worlds = cls.__dict__.get("_worlds")
+        if worlds is not None:
+            del cls._worlds
+            leftovers = worlds.close()
+            if leftovers:
+                warnings.warn(LeftoverProcessWarning(f"{cls.__qualname__}: {describe_leftovers(leftovers)}"))
+        super().tearDownClass()
+
+    def _world_size(self) -> int:
+        if self.world_size != _UNSET:
+            return self.world_size
+        return devices.device_count() if devices.accelerator_type() else CPU_WORLD_SIZE
+
+    def _checked_settings(self) -> tuple[float, int, str]:
+        """The timeout, world size and leftover policy, or SettingError naming the bad one."""
+        name = type(self).__name__
+        return (settings.timeout_seconds(f"{name}.timeout", _seconds(self.timeout)),
+                settings.positive_integer(f"{name}.world_size", self._world_size()),
+                settings.LEFTOVER_PROCESSES.get())
+
+    @staticmethod
+    def _facts(world_size: int, world_dir: str) -> list[RankFacts]:
+        return [RankFacts(rank, world_size, devices.rank_device(rank),
+                          devices.default_backend(devices.rank_device(rank)), world_dir)
+                for rank in range(world_size)]
+
+    def _run_on_ranks(self) -> None:
+        timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
+        cls = type(self)
+        worlds = cls.__dict__.get("_worlds")
+        if worlds is None:
+            worlds = ClassWorlds(cls.__module__, cls.__qualname__, fork_server.run_directory(),
+                                 self._facts)
+            cls._worlds = worlds
+        task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
+        ended = worlds.run(task, world_size, timeout, fork_server.forkserver_context(cls.__module__))
+        raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
+
+
+# Upstream's first spelling (renamed by pytorch PR #160892), for suites that still import it.
+MultiProcContinousTest = MultiProcContinuousTest

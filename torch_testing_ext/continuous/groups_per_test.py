@@ -1,0 +1,34 @@
+"""Subgroups a test makes on a kept world belong to that test.
+
+DTensor and FSDP tests make device meshes, and a mesh of more than one dimension makes
+subgroups. On fresh ranks they go with the ranks; on kept ranks the bases that expect them
+(``DTensorContinuousTestBase``, ``FSDPTestContinuous``) destroy them after each test, so
+that they are neither a leak nor inherited by the next test. The class's default group stays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._torch_private import live_process_groups
+from ..process_groups.teardown import destroy_groups_made_since
+
+__all__ = ["GroupsPerTest"]
+
+__unittest = True
+
+
+class GroupsPerTest:
+    """Mixin for a kept-rank test class: groups made during a test are destroyed after it."""
+
+    _groups_before_test: list[Any]
+
+    def setUpRank(self) -> None:
+        super().setUpRank()  # type: ignore[misc]
+        self._groups_before_test = live_process_groups()
+
+    def tearDownRank(self) -> None:
+        try:
+            destroy_groups_made_since(self._groups_before_test)
+        finally:
+            super().tearDownRank()  # type: ignore[misc]

@@ -1,0 +1,103 @@
+"""What runs inside a kept rank: the class's process group once, then one test after another.
+
+The rank starts as a per-test rank does (its own process group leader, output to a log file,
+stacks on SIGUSR1, gone when the test process goes). It makes the world with the class's
+``_init_pg`` (upstream's hook: a ``FileStore`` on the world's rendezvous file and
+``init_process_group``), takes a :class:`RankState`, and then answers each :class:`RankTask`
+it receives with a :class:`RankOutcome`: the test's own outcome, or a failure naming what the
+test left behind. ``None`` (or the test process closing the connection) ends the rank.
+
+A world that could not be made answers every task with why (a skip when ``_init_pg`` skipped,
+for example on too few devices), so that each test of the class reports it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import sys
+import traceback
+from multiprocessing.connection import Connection
+
+from .._torch_private import run_multiprocessing_finalizers
+from ..multiprocess.fork_server import adopt_environment
+from ..multiprocess.rank_outcome import RankOutcome, outcome_of
+from ..multiprocess.rank_process import redirect_output, resolve_class, run_test_method, watch_lifeline
+from ..multiprocess.rank_protocol import RankFacts, enter_rank
+from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
+from ..reporting.status import Status
+from .leak_check import RankState, find_leaks
+
+__all__ = ["WorldTask", "serve_rank"]
+
+__unittest = True
+
+
+@dataclasses.dataclass(frozen=True)
+class WorldTask:
+    """The class whose tests a world runs."""
+
+    module: str
+    qualname: str
+    environ: dict[str, str]  # the test process's, when the world starts
+
+
+def _make_world(cls: type, facts: RankFacts) -> RankOutcome | None:
+    """Run the class's ``_init_pg``; None if the world is ready, else the outcome every test
+    gets instead."""
+    cls.rank = facts.rank  # type: ignore[attr-defined]  # upstream's class attributes
+    cls.world_size = facts.world_size  # type: ignore[attr-defined]
+    try:
+        cls._init_pg(facts.rank, facts.world_size, facts.file_name)  # type: ignore[attr-defined]
+    except BaseException as error:  # the world could not be made: every test says why
+        outcome = outcome_of(facts.rank, error)
+        if outcome.status is not Status.SKIPPED:
+            outcome.detail = f"making the class's process group failed:\n{outcome.detail}"
+        return outcome
+    return None
+
+
+def _checked(outcome: RankOutcome, before: RankState) -> RankOutcome:
+    leaks = find_leaks(before)
+    if not leaks:
+        return outcome
+    note = "the test left state behind for the class's next test: it " + "; it ".join(leaks)
+    if outcome.status in (Status.PASSED, Status.SKIPPED):
+        return RankOutcome(outcome.rank, Status.FAILED, note)
+    outcome.detail = f"{outcome.detail}\n{note}"
+    return outcome
+
+
+def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifeline: Connection) -> None:
+    """Entry point of a kept rank: make the world, then run each task received on
+    ``connection`` and send back its outcome, until ``None`` or end-of-file."""
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server's handler is not ours
+    watch_lifeline(lifeline)
+    log = redirect_output(facts.log_path)
+    adopt_environment(world.environ)
+    enter_rank(facts)
+    cls = resolve_class(world.module, world.qualname)
+    refusal = _make_world(cls, facts)
+    before = RankState.take(facts.device)
+    while True:
+        try:
+            task = connection.recv()
+        except (EOFError, OSError):
+            break
+        if task is None:
+            break
+        outcome = refusal or _checked(run_test_method(task, facts.rank), before)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        connection.send(outcome)
+    try:
+        destroy_process_groups()
+        release_retired_process_groups()
+        run_multiprocessing_finalizers()
+    except BaseException:  # nobody waits for an outcome now; leave the reason in the log
+        traceback.print_exc()
+    connection.close()
+    log.flush()
+    os._exit(0)  # as a per-test rank: no interpreter teardown

@@ -1,0 +1,160 @@
+"""The test process's side of kept ranks: one world per class, each test sent to every rank.
+
+A :class:`PersistentWorld` is one generation of a class's ranks, forked from the preloaded
+server with their own directory (rendezvous file, rank logs). Each test is sent to every
+rank and waited for with the supervisor's rules (every rank counts, a rank that dies is named,
+the others are stopped ``FAIL_FAST_GRACE`` seconds after a problem, a rank still running at
+the timeout is asked for its stack and killed); the output tail of a rank with a problem is
+what it wrote during that test. A world is kept only while every test ends alike on every
+rank, passed or skipped; after anything else (a failure, a crash, a hang, a leak, ranks that
+disagree) it is closed and :class:`ClassWorlds` starts the next test on a fresh one.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from multiprocessing.context import BaseContext
+
+from ..multiprocess.fork_server import server_pid
+from ..multiprocess.leftovers import Leftover, find_leftovers, kill_leftovers
+from ..multiprocess.rank_outcome import RankOutcome
+from ..multiprocess.rank_protocol import RankFacts, RankTask
+from ..multiprocess.supervisor import (
+    EXIT_GRACE,
+    RanksEnded,
+    RankWatch,
+    kill_process_group,
+    output_tail,
+    start_rank_processes,
+    wait_for_outcomes,
+)
+from ..reporting.status import Status
+from ..run import interrupts
+from .persistent_rank import WorldTask, serve_rank
+
+__all__ = ["PersistentWorld", "ClassWorlds"]
+
+__unittest = True
+
+_KEPT = (Status.PASSED, Status.SKIPPED)
+
+
+def _log_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+class PersistentWorld:
+    """One generation of a class's kept ranks."""
+
+    def __init__(self, world: WorldTask, facts: Sequence[RankFacts], context: BaseContext) -> None:
+        self.facts = list(facts)
+        self.size = len(self.facts)
+        processes, self._connections, self._lifeline = start_rank_processes(
+            context, self.facts, serve_rank, world)
+        self._watch = RankWatch(processes, self._connections)
+
+    def run(self, task: RankTask, timeout: float) -> list[RankOutcome]:
+        """Run ``task`` on every rank; every rank's outcome, sorted by rank."""
+        logs = {facts.rank: (facts.log_path, _log_size(facts.log_path)) for facts in self.facts}
+        self._watch.outcomes = {}
+        for rank, connection in self._connections.items():
+            try:
+                connection.send(task)
+            except (OSError, ValueError):  # the rank is gone: its exit is its outcome
+                pass
+        wait_for_outcomes(self._watch, timeout)
+        outcomes = [self._watch.outcomes[rank] for rank in sorted(self._watch.outcomes)]
+        for outcome in outcomes:
+            if outcome.status.is_problem:
+                path, start = logs[outcome.rank]
+                outcome.output_tail = output_tail(path, since=start)
+        return outcomes
+
+    def keeps_after(self, outcomes: list[RankOutcome]) -> bool:
+        """Whether the next test may run on this world: every rank ended the last test the
+        same way, passed or skipped, and is still running."""
+        statuses = {outcome.status for outcome in outcomes}
+        return (len(statuses) == 1 and statuses <= set(_KEPT)
+                and all(process.is_alive() for process in self._watch.processes.values()))
+
+    def close(self) -> list[Leftover]:
+        """Stop every rank (politely first) and kill whatever they started; what they started
+        and left running is returned (killed by then)."""
+        processes = self._watch.processes
+        for connection in self._connections.values():
+            try:
+                connection.send(None)
+            except (OSError, ValueError):
+                pass
+        for process in processes.values():
+            process.join(EXIT_GRACE)
+        leftovers = find_leftovers(server_pid(), [p.pid for p in processes.values() if p.pid])
+        for process in processes.values():
+            kill_process_group(process)
+            process.join()
+        kill_leftovers(leftovers)
+        for connection in self._connections.values():
+            connection.close()
+        self._lifeline.close()
+        shutil.rmtree(self.facts[0].test_dir, ignore_errors=True)
+        return leftovers
+
+
+class ClassWorlds:
+    """The worlds of one test class: the current one, replaced after any test it cannot keep.
+
+    ``facts_for(world_size, world_dir)`` gives the ranks' facts for a new world whose files
+    live in ``world_dir``.
+    """
+
+    def __init__(self, module: str, qualname: str, run_dir: str,
+                 facts_for: Callable[[int, str], list[RankFacts]]) -> None:
+        self._module = module
+        self._qualname = qualname
+        self._facts_for = facts_for
+        self._dir = tempfile.mkdtemp(prefix=f"{qualname}-", dir=run_dir)
+        self._current: PersistentWorld | None = None
+        self._generation = 0
+
+    def _start(self, world_size: int, context: BaseContext) -> PersistentWorld:
+        self._generation += 1
+        world_dir = os.path.join(self._dir, f"world-{self._generation}")
+        os.mkdir(world_dir)
+        # A world's ranks see the test process's environment as it is when the world starts.
+        world = WorldTask(self._module, self._qualname, dict(os.environ))
+        return PersistentWorld(world, self._facts_for(world_size, world_dir), context)
+
+    def run(self, task: RankTask, world_size: int, timeout: float, context: BaseContext) -> RanksEnded:
+        """Run ``task`` on the kept world (a new one of ``world_size`` ranks if none is kept);
+        close the world if it cannot be kept, and say what its ranks left running."""
+        interrupts.install_sigterm_handler()
+        leftovers: list[Leftover] = []
+        try:
+            if self._current is not None and self._current.size != world_size:
+                leftovers += self._current.close()
+                self._current = None
+            if self._current is None:
+                self._current = self._start(world_size, context)
+            outcomes = self._current.run(task, timeout)
+            if not self._current.keeps_after(outcomes):
+                leftovers += self._current.close()
+                self._current = None
+        except BaseException:  # Ctrl-C, SIGTERM: nothing of this world stays
+            self.close()
+            raise
+        return RanksEnded(outcomes, leftovers)
+
+    def close(self) -> list[Leftover]:
+        """Close the current world, if any, and remove the class's directory."""
+        leftovers: list[Leftover] = []
+        if self._current is not None:
+            world, self._current = self._current, None
+            leftovers = world.close()
+        shutil.rmtree(self._dir, ignore_errors=True)
+        return leftovers
