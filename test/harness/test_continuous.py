@@ -105,9 +105,29 @@ class TestContinuousFixtureRun(TestCase):
 
     def test_the_run_reports_and_leaves_nothing(self):
         self.assertEqual(self.status, 1, self.output)
-        self.assertIn("Ran 15 tests", self.output)
+        self.assertIn("Ran 17 tests", self.output)
         self.assertEqual(self.left, [])
         self.assertEqual(self.tmp_left, [], "the run left temporary files")
+
+
+class TestContinuousLeftovers(TestCase):
+    def test_a_process_left_running_is_killed_and_named_when_the_world_closes(self):
+        run = MarkedRun(FIXTURE, "LeavesAProcess")
+        self.addCleanup(run.close)
+        status, output = run.finish()
+        self.assertEqual(status, 0, output)
+        self.assertRegex(output, r"(?s)LeftoverProcessWarning: LeavesAProcess: .*1 process.*rank 1\): sleep 600")
+        self.assertEqual(run.left_after_bound(), [])
+
+    def test_under_the_fail_policy_the_test_that_left_it_fails(self):
+        run = MarkedRun(FIXTURE, "LeavesAProcess", "-v", TORCH_TESTING_EXT_LEFTOVER_PROCESSES="fail")
+        self.addCleanup(run.close)
+        status, output = run.finish()
+        self.assertEqual(status, 1, output)
+        self.assertIn("test_1_starts_a_helper (__main__.LeavesAProcess.test_1_starts_a_helper) ... ERROR", output)
+        self.assertIn("test_2_after_it (__main__.LeavesAProcess.test_2_after_it) ... ok", output)
+        self.assertRegex(output, r"started by rank 1\): sleep 600")
+        self.assertEqual(run.left_after_bound(), [])
 
 
 class TestContinuousInterrupted(TestCase):

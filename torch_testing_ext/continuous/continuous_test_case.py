@@ -178,7 +178,9 @@ class MultiProcContinuousTest(TestCase):
                                  self._facts)
             cls._worlds = worlds
         task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
-        ended = worlds.run(task, world_size, timeout, fork_server.forkserver_context(cls.__module__))
+        # Processes a test leaves are found when its world closes; "fail" needs them per test.
+        ended = worlds.run(task, world_size, timeout, fork_server.forkserver_context(cls.__module__),
+                           look_for_leftovers=leftover_policy == "fail")
         raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
 
 

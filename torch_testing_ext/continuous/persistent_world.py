@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
 
@@ -83,6 +84,12 @@ class PersistentWorld:
         return (len(statuses) == 1 and statuses <= set(_KEPT)
                 and all(process.is_alive() for process in self._watch.processes.values()))
 
+    def leftovers(self) -> list[Leftover]:
+        """Processes the ranks started and left running (found below the fork server), killed."""
+        leftovers = find_leftovers(server_pid(), [p.pid for p in self._watch.processes.values() if p.pid])
+        kill_leftovers(leftovers)
+        return leftovers
+
     def close(self) -> list[Leftover]:
         """Stop every rank (politely first) and kill whatever they started; what they started
         and left running is returned (killed by then)."""
@@ -92,13 +99,13 @@ class PersistentWorld:
                 connection.send(None)
             except (OSError, ValueError):
                 pass
+        deadline = time.monotonic() + EXIT_GRACE
         for process in processes.values():
-            process.join(EXIT_GRACE)
-        leftovers = find_leftovers(server_pid(), [p.pid for p in processes.values() if p.pid])
+            process.join(max(0.0, deadline - time.monotonic()))
+        leftovers = self.leftovers()
         for process in processes.values():
             kill_process_group(process)
             process.join()
-        kill_leftovers(leftovers)
         for connection in self._connections.values():
             connection.close()
         self._lifeline.close()
@@ -130,9 +137,11 @@ class ClassWorlds:
         world = WorldTask(self._module, self._qualname, dict(os.environ))
         return PersistentWorld(world, self._facts_for(world_size, world_dir), context)
 
-    def run(self, task: RankTask, world_size: int, timeout: float, context: BaseContext) -> RanksEnded:
+    def run(self, task: RankTask, world_size: int, timeout: float, context: BaseContext,
+            look_for_leftovers: bool = False) -> RanksEnded:
         """Run ``task`` on the kept world (a new one of ``world_size`` ranks if none is kept);
-        close the world if it cannot be kept, and say what its ranks left running."""
+        close the world if it cannot be kept, and say what its ranks left running: found when
+        the world closes, and after every test if ``look_for_leftovers`` (a scan of /proc)."""
         interrupts.install_sigterm_handler()
         leftovers: list[Leftover] = []
         try:
@@ -142,6 +151,8 @@ class ClassWorlds:
             if self._current is None:
                 self._current = self._start(world_size, context)
             outcomes = self._current.run(task, timeout)
+            if look_for_leftovers:
+                leftovers += self._current.leftovers()
             if not self._current.keeps_after(outcomes):
                 leftovers += self._current.close()
                 self._current = None
