@@ -4,9 +4,13 @@ retrying on connect failures."""
 
 import os
 import socket
+import subprocess
 import sys
 import unittest
+import warnings
 from unittest import mock
+
+import torch
 
 from torch_testing_ext import common_utils, devices
 from torch_testing_ext.common_utils import (
@@ -264,6 +268,38 @@ class TestRetryOnConnectFailures(TestCase):
 
         self.assertTrue(run_case(Cases, "test_x").wasSuccessful())
         self.assertEqual(len(attempts), 2)
+
+
+class TestUpstreamTestCaseMethods(TestCase):
+    """``assertNotWarn`` and ``_attempt_load_from_subprocess``, which upstream test files call."""
+
+    def test_assert_not_warn(self):
+        self.assertNotWarn(lambda: None)
+        with self.assertRaisesRegex(AssertionError, "UserWarning: loud"):
+            self.assertNotWarn(lambda: warnings.warn("loud"))
+        with self.assertRaisesRegex(AssertionError, "^why\n"):
+            self.assertNotWarn(lambda: warnings.warn("loud"), "why")
+        before = torch.is_warn_always_enabled()
+        with self.assertRaises(AssertionError):
+            self.assertNotWarn(lambda: warnings.warn("loud"))
+        self.assertEqual(torch.is_warn_always_enabled(), before)
+
+    def test_attempt_load_from_subprocess(self):
+        with TemporaryFileName() as name:
+            torch.save(torch.ones(2), name)
+            self._attempt_load_from_subprocess(name, "")  # loads
+            self._attempt_load_from_subprocess(name, "undefined_name;", "NameError")
+            with self.assertRaisesRegex(RuntimeError, "NameError"):
+                self._attempt_load_from_subprocess(name, "undefined_name;")
+
+        def finished(returncode, output):  # the other outcomes, without starting torch again
+            done = subprocess.CompletedProcess([], returncode, stdout=output)
+            return mock.patch.object(subprocess, "run", return_value=done)
+
+        with finished(0, b""), self.assertRaisesRegex(AssertionError, "the load succeeded"):
+            self._attempt_load_from_subprocess("x.pt", "", "must be imported")
+        with finished(1, b"Boom"), self.assertRaisesRegex(AssertionError, "without 'other'"):
+            self._attempt_load_from_subprocess("x.pt", "", "other")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,13 @@ Example::
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import expecttest
@@ -63,6 +69,7 @@ class TestCase(expecttest.TestCase):
     exact_device=False)`` follows :func:`torch.testing.assert_close` for tensors (default
     tolerances by dtype), compares numbers with a tolerance and containers element by element.
     ``setUp`` seeds every random number generator so that each test starts from the same state.
+    Also upstream's ``assertNotWarn`` and ``_attempt_load_from_subprocess``.
     """
 
     def setUp(self) -> None:
@@ -84,6 +91,42 @@ class TestCase(expecttest.TestCase):
         if _mismatch(actual, expected, options) is None:
             detail = f"{actual!r} == {expected!r}"
             raise self.failureException(f"{msg}\n{detail}" if msg else detail)
+
+    def assertNotWarn(self, fn: Callable[[], Any], msg: str = "") -> None:
+        """Fail if ``fn()`` warns, counting warnings torch would otherwise show only once."""
+        warn_always = torch.is_warn_always_enabled()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.set_warn_always(True)
+            try:
+                fn()
+            finally:
+                torch.set_warn_always(warn_always)
+        if caught:
+            shown = "; ".join(f"{w.category.__name__}: {w.message}" for w in caught)
+            detail = f"{len(caught)} unexpected warning(s): {shown}"
+            raise self.failureException(f"{msg}\n{detail}" if msg else detail)
+
+    def _attempt_load_from_subprocess(self, file: str | os.PathLike[str], import_string: str,
+                                      expected_failure_message: str | None = None) -> None:
+        """``torch.load(file, weights_only=True)`` in a fresh interpreter that first runs
+        ``import torch;`` and ``import_string``. Without ``expected_failure_message`` the load
+        must succeed (else ``RuntimeError`` with the interpreter's output); with it, the load
+        must fail with output containing that text."""
+        script = f"import torch;{import_string}torch.load({os.fspath(file)!r}, weights_only=True)"
+        done = subprocess.run([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                              cwd=Path(__file__).parent)  # no ``torch`` directory to shadow torch
+        output = done.stdout.decode(errors="replace")
+        if expected_failure_message is None:
+            if done.returncode:
+                raise RuntimeError(output)
+        elif not done.returncode:
+            raise self.failureException(
+                f"the load succeeded; expected it to fail with {expected_failure_message!r}")
+        elif expected_failure_message not in output:
+            raise self.failureException(
+                f"the load failed without {expected_failure_message!r}:\n{output}")
 
 
 class ComparisonOptions(TypedDict, total=False):
