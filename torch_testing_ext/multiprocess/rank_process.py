@@ -26,7 +26,7 @@ from ..reporting.status import Status
 from .rank_outcome import RankOutcome, outcome_of
 from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
 
-__all__ = ["run_rank", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+__all__ = ["run_rank", "run_between_hooks", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -79,16 +79,21 @@ def _wait_for_release(result: Connection) -> None:
         pass
 
 
+def run_between_hooks(test: RankHooks, method: str, seed: int) -> None:
+    """What a rank runs of a test: every RNG seeded with ``seed``, ``setUpRank()``, the class's
+    own ``method`` (not an instance's replacement), then ``tearDownRank()`` whatever happened."""
+    seed_everything(seed)
+    test.setUpRank()
+    try:
+        getattr(type(test), method)(test)
+    finally:
+        test.tearDownRank()
+
+
 def _run(task: RankTask, rank: int) -> RankOutcome:
     try:
         cls = _resolve(task.module, task.qualname)
-        test: RankHooks = cls(task.method)
-        seed_everything(task.seed)
-        test.setUpRank()
-        try:
-            getattr(cls, task.method)(test)
-        finally:
-            test.tearDownRank()
+        run_between_hooks(cls(task.method), task.method, task.seed)
     except BaseException as error:  # every ending of the test is the rank's outcome
         return outcome_of(rank, error)
     return RankOutcome(rank, Status.PASSED)
