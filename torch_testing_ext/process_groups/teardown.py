@@ -19,7 +19,7 @@ from typing import Any
 from .._torch_private import live_process_groups
 from ..multiprocess.rank_protocol import current_rank_facts
 
-__all__ = ["destroy_process_groups", "release_retired_process_groups"]
+__all__ = ["destroy_process_groups", "release_retired_process_groups", "holds_process_groups"]
 
 __unittest = True
 
@@ -38,6 +38,13 @@ def destroy_process_groups() -> None:
     if current_rank_facts() is not None:
         _retired.extend(live_process_groups())
     dist.destroy_process_group()
+
+
+def holds_process_groups() -> bool:
+    """Whether this process has a live default group or keeps destroyed groups referenced."""
+    import torch.distributed as dist
+
+    return bool(_retired) or dist.is_available() and dist.is_initialized()
 
 
 def release_retired_process_groups() -> None:
