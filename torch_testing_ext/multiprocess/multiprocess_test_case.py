@@ -38,7 +38,7 @@ import warnings
 from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
-from ..launcher.launched_test import run_as_launched_rank
+from ..launcher.launched_test import LaunchedTest
 from ..launcher.launched_world import LaunchedRank, launched_rank
 from ..reporting.status import Status
 from ..run import settings
@@ -137,8 +137,7 @@ class MultiProcessTestCase(TestCase):
         if facts is not None:
             return facts.file_name
         if self._test_dir is None:
-            raise AttributeError("under a launcher the test's file is agreed by its ranks as the "
-                                 "test method starts; use file_name there")
+            raise AttributeError("file_name: rank 0 did not announce the test's directory in time")
         return os.path.join(self._test_dir, STORE_FILE)
 
     # -- hooks -------------------------------------------------------------------------------
@@ -153,13 +152,22 @@ class MultiProcessTestCase(TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        self._test_dir: str | None = None
-        if launched_rank() is None:
-            self._test_dir = supervisor.new_test_dir(fork_server.run_directory(), type(self).__name__)
+        self._launched_test: LaunchedTest | None = None
+        launched = launched_rank()
+        if launched is None:
+            self._test_dir: str | None = supervisor.new_test_dir(fork_server.run_directory(),
+                                                                  type(self).__name__)
+            return
+        # Under a launcher the ranks agree on the test's directory now, so that file_name
+        # works in setUp and tearDown too (upstream tearDowns remove it); it goes after them.
+        self._launched_test = LaunchedTest(self, launched)
+        self.addCleanup(self._launched_test.end)
+        self._launched_test.begin(self._begin_timeout())
+        self._test_dir = self._launched_test.test_dir
 
     def tearDown(self) -> None:
         super().tearDown()
-        if self._test_dir is not None:
+        if self._launched_test is None:
             shutil.rmtree(self._test_dir, ignore_errors=True)
 
     def _spawn_processes(self) -> None:
@@ -200,6 +208,14 @@ class MultiProcessTestCase(TestCase):
 
     # -- under a launcher: this process is a rank --------------------------------------------
 
+    def _begin_timeout(self) -> float:
+        """How long a rank waits for rank 0 to start a test: the test's timeout (checked with
+        the other settings when the test method runs)."""
+        try:
+            return settings.timeout_seconds(type(self).__name__, self.timeout)
+        except settings.SettingError:
+            return DEFAULT_TEST_TIMEOUT
+
     def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
         timeout, world_size, _ = skip_or_check_settings(self, self._checked_settings)
         if world_size > launched.world_size:
@@ -207,4 +223,9 @@ class MultiProcessTestCase(TestCase):
                 f"{type(self).__name__} needs {world_size} ranks; the launcher started "
                 f"{launched.world_size} (WORLD_SIZE={launched.world_size})")
         body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
-        raise_verdict(run_as_launched_rank(self, body, timeout, world_size, launched))
+        run = getattr(self, "_launched_test", None)
+        if run is None:  # setUp did not run (a subclass's setUp without super())
+            run = LaunchedTest(self, launched)
+            self.addCleanup(run.end)
+            run.begin(timeout)
+        raise_verdict(run.run(body, timeout, world_size))
