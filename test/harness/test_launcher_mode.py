@@ -186,6 +186,23 @@ class TestTwoNodes(LauncherTestCase):
                 self.assertRegex(output, rf"{passing} \(.*\) \.\.\. ok")
 
 
+class TestPlainLauncher(LauncherTestCase):
+    def test_two_processes_given_the_five_variables(self):
+        # Any launcher: no torchrun agent, so rank 0 hosts the store at MASTER_ADDR:MASTER_PORT.
+        env = {"WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(find_free_port())}
+        runs = [MarkedRun(FIXTURE, "-k", "test_passes", "-k", "test_fails_on_rank_1",
+                          RANK=str(rank), LOCAL_RANK=str(rank), **env) for rank in (0, 1)]
+        for run in runs:
+            self.addCleanup(run.close)
+        for run, (code, output, left) in zip(runs, watch_all(runs, timeout=RUN_TIMEOUT)):
+            self.assertEqual(code, 1, output)
+            self.assertIn("Ran 3 tests", output)
+            self.assertIn("FAILED (failures=1)", output)
+            self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", output)
+            self.assertEqual(left, [], "processes left after the rank ended")
+            self.assertEqual(os.listdir(run.tmpdir), [], "the rank left temporary files")
+
+
 class TestLaunchedRank(TestCase):
     def test_no_rank_no_launcher(self):
         self.assertIsNone(launched_rank({}))
