@@ -97,9 +97,12 @@ def _main_file() -> str:
     return os.path.abspath(getattr(main, "__file__", None) or sys.argv[0])
 
 
+def _stem() -> str:
+    return os.path.splitext(os.path.basename(_main_file()))[0]
+
+
 def _xml_path(directory: str, launched: LaunchedRank | None) -> str:
-    stem = os.path.splitext(os.path.basename(_main_file()))[0]
-    return rank_report_path(os.path.join(directory, f"TEST-{stem}.xml"), launched)
+    return rank_report_path(os.path.join(directory, f"TEST-{_stem()}.xml"), launched)
 
 
 def _run_pytest(args: argparse.Namespace, launched: LaunchedRank | None) -> int:
@@ -124,28 +127,28 @@ def _run_pytest(args: argparse.Namespace, launched: LaunchedRank | None) -> int:
 
 
 def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched: LaunchedRank | None) -> int:
-    results: list[RecordingTestResult] = []
+    results: list[RecordingTestResult] = []  # one per repetition
 
     def make_result(*result_args: object, **kwargs: object) -> RecordingTestResult:
         results.append(RecordingTestResult(*result_args, **kwargs))
         return results[-1]
 
-    def write_xml(records: list) -> None:
+    def write_xml() -> None:
         if args.save_xml:
-            stem = os.path.splitext(os.path.basename(_main_file()))[0]
-            write_junit_xml(records, _xml_path(args.save_xml, launched), suite_name=stem,
+            write_junit_xml([record for result in results for record in result.records],
+                            _xml_path(args.save_xml, launched), suite_name=_stem(),
                             file=os.path.relpath(_main_file()))
 
-    def write_xml_of_hung_run(test: unittest.TestCase, message: str) -> None:
+    def write_xml_of_hung_test(test: unittest.TestCase, message: str) -> None:
         # The watchdog ends this process next: keep what was reported, and the hung test.
         results[-1].record_ending(test, Status.TIMED_OUT, message.splitlines()[0], message)
-        write_xml([record for result in results for record in result.records])
+        write_xml()
 
     runner = unittest.TextTestRunner(stream=summary_stream(launched), verbosity=2 if args.verbose else 1,
                                      resultclass=make_result)  # type: ignore[arg-type]
     success = True
     try:
-        with abort_hook(write_xml_of_hung_run):
+        with abort_hook(write_xml_of_hung_test):
             for repetition in range(args.repeat):
                 if repetition:
                     # A suite drops its tests once they ran; load them again for each repetition.
@@ -154,9 +157,9 @@ def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched:
     except KeyboardInterrupt:
         if launched is not None and results:  # the launcher ends the job: keep what was reported
             results[-1].printErrors()
-            write_xml([record for result in results for record in result.records])
+            write_xml()
         raise
-    write_xml([record for result in results for record in result.records])
+    write_xml()
     return 0 if success else 1
 
 
