@@ -146,7 +146,10 @@ class TestTwoRanks(LauncherTestCase):
         self.assertEqual(rank1["test_hangs_on_rank_1"][0], "error")
         self.assertIn(f"rank 1 timed out after {HANG_TIMEOUT} s", rank1["test_hangs_on_rank_1"][1])
         self.assertNotIn("test_z_is_not_reached", rank1)
-        self.assertIn("rank 1 timed out:", run.rank_output(0, "stdout"))
+        # Rank 0 shows rank 1's stack from the test's frame on (no harness or unittest frames).
+        self.assertRegex(run.rank_output(0, "stdout"),
+                         rf"rank 1 timed out:\n\[rank 1\] rank 1 timed out after {HANG_TIMEOUT} s; its "
+                         r'stack:\n\[rank 1\]   File ".*launched_cases.py", line \d+, in test_hangs_on_rank_1')
 
     def test_under_pytest(self):
         run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"],

@@ -65,6 +65,9 @@ TEARDOWN_GRACE = 30.0  # seconds past that for destroying the test's process gro
 TEST_DIR_PREFIX = "torch_testing_ext-launched-"
 ABORT_LINGER = 10.0  # seconds a timed-out rank waits for the others to take its outcome
 DONE_WAIT_MIN = 5.0  # seconds rank 0 waits at least for the others to be done with a test
+# Seconds a rank waits at least for rank 0 to start a test: the ranks of a job reach their
+# first test at different times (each imports torch), whatever the test's timeout.
+START_WAIT_MIN = 60.0
 
 _runs: collections.Counter[str] = collections.Counter()  # runs of each test id so far
 # Directories this process made and has not removed yet: an interrupt (the launcher's SIGTERM)
@@ -129,14 +132,15 @@ class LaunchedTest:
     # -- begin -------------------------------------------------------------------------------
 
     def begin(self, timeout: float) -> None:
-        """Agree on the test's directory: rank 0 makes it, the others wait for it (at most
-        ``timeout`` seconds; ``test_dir`` stays None if rank 0 does not announce one)."""
+        """Agree on the test's directory: rank 0 makes it, the others wait for it (for
+        ``timeout`` seconds, and at least :data:`START_WAIT_MIN`; ``test_dir`` stays None if
+        rank 0 does not announce one)."""
         prefix = f"{TEST_DIR_PREFIX}{type(self.test).__name__}-"
         if self.rank == 0:
             self.test_dir = self.own_dir = _make_own_dir(prefix)
             self.exchange.publish_test_dir(self.test_dir)
             return
-        path = self.exchange.wait_for_test_dir(time.monotonic() + timeout)
+        path = self.exchange.wait_for_test_dir(time.monotonic() + max(timeout, START_WAIT_MIN))
         if path is not None and not os.path.isdir(path):
             # Rank 0 is on another machine and the filesystem is not shared.
             path = self.own_dir = _make_own_dir(f"{prefix}rank{self.rank}-")
