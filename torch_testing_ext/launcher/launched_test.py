@@ -48,7 +48,7 @@ from ..process_groups.teardown import (
     release_retired_process_groups,
 )
 from ..reporting.status import Status
-from ..reporting.tracebacks import format_stack_below_harness
+from ..reporting.tracebacks import format_user_stack
 from ..run import interrupts
 from .launched_reports import run_abort_hooks
 from .launched_world import LaunchedRank, launched_rank
@@ -213,7 +213,7 @@ class LaunchedTest:
         print(f"[rank {self.rank}] {self.test.id()}: {what}; the stacks of this process's threads "
               f"follow, then it exits with status {ABORT_EXIT_STATUS}", file=sys.stderr, flush=True)
         faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
-        stack = format_stack_below_harness(thread_frames().get(self.thread))
+        stack = format_user_stack(thread_frames().get(self.thread))
         outcome = RankOutcome(self.rank, Status.TIMED_OUT, f"{what}; its stack:\n{stack}")
         try:
             self.watch_exchange.publish(outcome)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import traceback
 from types import FrameType, TracebackType
 
-__all__ = ["format_test_exception", "format_user_stack", "format_stack_below_harness"]
+__all__ = ["format_test_exception", "format_user_stack"]
 
 
 def _is_harness_frame(tb: TracebackType) -> bool:
@@ -39,35 +39,24 @@ def format_test_exception(
 
 
 def format_user_stack(frame: FrameType | None) -> str:
-    """The stack ending at ``frame`` (a running thread's), from the test's first frame inward:
-    the harness's frames and the thread's start-up in ``threading`` are left out."""
+    """The stack ending at ``frame`` (a running thread's), from the test's first frame inward.
+
+    What comes before the first frame below the outermost run of harness frames (unittest's
+    and ours) is left out: the thread's start-up, the runner, the harness that called the test.
+    Without harness frames, only the thread's start-up in ``threading`` is left out.
+    """
     frames = []
     while frame is not None:
         frames.append(frame)
         frame = frame.f_back
     frames.reverse()
-    while frames and ("__unittest" in frames[0].f_globals
-                      or frames[0].f_globals.get("__name__") == "threading"):
-        frames.pop(0)
-    summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
-    return "".join(summary.format()) or "(no Python frames)\n"
-
-
-def format_stack_below_harness(frame: FrameType | None) -> str:
-    """The stack ending at ``frame`` (a running test's thread) from the first frame below the
-    outermost run of harness frames (unittest's and ours): the test method and what it called.
-    A stack with no harness frame is shown whole."""
-    frames = []
-    while frame is not None:
-        frames.append(frame)
-        frame = frame.f_back
-    frames.reverse()
-    first = next((i for i, f in enumerate(frames) if "__unittest" in f.f_globals), None)
-    if first is not None:
-        below = first
-        while below < len(frames) and "__unittest" in frames[below].f_globals:
+    harness = ["__unittest" in f.f_globals for f in frames]
+    if True in harness:
+        below = harness.index(True)
+        while below < len(frames) and harness[below]:
             below += 1
-        if below < len(frames):
-            frames = frames[below:]
+        frames = frames[below:]
+    while frames and frames[0].f_globals.get("__name__") == "threading":
+        frames.pop(0)
     summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
     return "".join(summary.format()) or "(no Python frames)\n"
