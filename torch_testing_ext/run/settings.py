@@ -62,37 +62,31 @@ def positive_seconds(where: str, value: Any) -> float:
     return seconds
 
 
-def positive_integer(where: str, value: Any) -> int:
-    """``value`` as an integer of at least 1 (``where`` names the setting)."""
+def _integer_in(where: str, value: Any, least: int, most: float, expected: str) -> int:
+    """``value`` as an integer from ``least`` to ``most``, or SettingError saying ``expected``."""
     try:
         number = int(value)
     except (TypeError, ValueError):
-        number = 0
-    if isinstance(value, bool) or isinstance(value, float) and not value.is_integer() or number < 1:
-        raise SettingError(f"{where}={value!r}: expected a positive integer")
+        number = None
+    if (number is None or isinstance(value, bool) or isinstance(value, float) and not value.is_integer()
+            or not least <= number <= most):
+        raise SettingError(f"{where}={value!r}: expected {expected}")
     return number
+
+
+def positive_integer(where: str, value: Any) -> int:
+    """``value`` as an integer of at least 1 (``where`` names the setting)."""
+    return _integer_in(where, value, 1, math.inf, "a positive integer")
 
 
 def non_negative_integer(where: str, value: Any) -> int:
     """``value`` as an integer of at least 0 (``where`` names the setting)."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = -1
-    if isinstance(value, bool) or isinstance(value, float) and not value.is_integer() or number < 0:
-        raise SettingError(f"{where}={value!r}: expected a non-negative integer")
-    return number
+    return _integer_in(where, value, 0, math.inf, "a non-negative integer")
 
 
 def port_number(where: str, value: Any) -> int:
     """``value`` as a TCP port number, 1 to 65535 (``where`` names the setting)."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        number = 0
-    if isinstance(value, bool) or not 0 < number < 65536:
-        raise SettingError(f"{where}={value!r}: expected a port number from 1 to 65535")
-    return number
+    return _integer_in(where, value, 1, 65535, "a port number from 1 to 65535")
 
 
 def host_address(where: str, value: str) -> str:
