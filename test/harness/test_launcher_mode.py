@@ -16,13 +16,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
+
+import torch.distributed as dist
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.launcher.launched_reports import rank_report_path, summary_stream
 from torch_testing_ext.launcher.launched_world import LaunchedRank, launched_rank
-from torch_testing_ext.launcher.outcome_exchange import decode_outcome, encode_outcome
-from torch_testing_ext.multiprocess.rank_outcome import RankOutcome
+from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
+from torch_testing_ext.multiprocess.rank_outcome import RankOutcome, combine
 from torch_testing_ext.multiprocess.rank_protocol import RankFacts, enter_rank, leave_rank, rank_device_index
 from torch_testing_ext.process_groups.ports import find_free_port
 from torch_testing_ext.reporting.status import Status
@@ -261,6 +264,27 @@ class TestLaunchedRank(TestCase):
         self.assertEqual(completed.returncode, 2, completed.stderr)
         self.assertEqual(completed.stdout, "")
         self.assertEqual(completed.stderr, f"{STEM}.py: error: RANK='one': expected a non-negative integer\n")
+
+
+class TestOutcomeExchange(TestCase):
+    def test_a_rank_that_does_not_report_in_time_is_named_as_timed_out(self):
+        exchange = OutcomeExchange(dist.HashStore(), "__main__.T.test_x/run-0")
+        exchange.publish(RankOutcome(0, Status.PASSED))
+        started = time.monotonic()
+        outcomes, absent = exchange.collect([0, 1], time.monotonic() + 0.2, waited=0.2)
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertEqual(absent, [1])
+        self.assertEqual(outcomes, [RankOutcome(0, Status.PASSED), RankOutcome(
+            1, Status.TIMED_OUT, "rank 1 did not report an outcome within 0.2 s (still running, or gone)")])
+        self.assertEqual(combine(outcomes).message.splitlines()[:2],
+                         ["1 of 2 ranks did not pass (rank 1)", "rank 1 timed out:"])
+
+    def test_done_counts_the_ranks(self):
+        exchange = OutcomeExchange(dist.HashStore(), "k")
+        exchange.mark_done()
+        self.assertFalse(exchange.wait_until_done(2, time.monotonic() + 0.1))
+        exchange.mark_done()
+        self.assertTrue(exchange.wait_until_done(2, time.monotonic() + 0.1))
 
 
 class TestLaunchedReporting(TestCase):
