@@ -21,6 +21,8 @@ from .launched_world import launched_rank
 
 __all__ = ["pytest_configure"]
 
+__unittest = True
+
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: Any) -> None:
