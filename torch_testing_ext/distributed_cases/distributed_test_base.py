@@ -22,6 +22,7 @@ import torch.distributed as dist
 
 from .. import devices
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..multiprocess.rank_protocol import rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
 
 __all__ = ["DistributedTestBase"]
@@ -38,7 +39,16 @@ class DistributedTestBase(MultiProcessTestCase):
 
     def setUpRank(self) -> None:
         super().setUpRank()
+        self._saved_world_size_env = os.environ.get("WORLD_SIZE")
         os.environ["WORLD_SIZE"] = str(self.world_size)  # for upstream-style code that reads it
+
+    def tearDownRank(self) -> None:
+        # Under a launcher the process outlives the test, and WORLD_SIZE was the launcher's.
+        if self._saved_world_size_env is None:
+            os.environ.pop("WORLD_SIZE", None)
+        else:
+            os.environ["WORLD_SIZE"] = self._saved_world_size_env
+        super().tearDownRank()
 
     def backend(self, device: str) -> str:  # type: ignore[override]
         """The default process-group backend for ``device`` (cpu: gloo, cuda: nccl, xpu: xccl)."""
@@ -53,7 +63,7 @@ class DistributedTestBase(MultiProcessTestCase):
         dist.init_process_group(self.backend(device), init_method=rendezvous_init_method(),
                                 rank=self.rank, world_size=world_size or self.world_size)
         if torch.device(device).type != "cpu":
-            torch.set_default_device(devices.select_rank_device(self.rank))
+            torch.set_default_device(devices.select_rank_device(rank_device_index(self.rank)))
         group = dist.group.WORLD
         assert group is not None
         return group

@@ -9,6 +9,7 @@ Example (a distributed checkpoint written by all ranks, read back by all)::
 
 from __future__ import annotations
 
+import collections
 import functools
 import itertools
 import os
@@ -26,12 +27,14 @@ __all__ = ["with_temp_dir"]
 __unittest = True
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-_made_in_rank = itertools.count()
+# How many directories each test has made, per test directory (every rank counts alike).
+_made_in_rank: collections.defaultdict[str, itertools.count[int]] = \
+    collections.defaultdict(itertools.count)
 
 
 def _directory_in_rank(test_dir: str) -> str:
     """The n-th directory of this rank: every rank of the test gets the same path, no collective."""
-    path = os.path.join(test_dir, f"temp-dir-{next(_made_in_rank)}")
+    path = os.path.join(test_dir, f"temp-dir-{next(_made_in_rank[test_dir])}")
     os.makedirs(path, exist_ok=True)
     return path
 

@@ -28,6 +28,7 @@ from .. import devices
 from .._torch_private import tree_flatten, tree_unflatten
 from ..distributed_cases.subtests import SubtestsMixin
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..multiprocess.rank_protocol import rank_device_index
 from ..multiprocess.skip_exit_codes import TEST_SKIPS
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
@@ -67,7 +68,7 @@ def init_dtensor_group(test: Any, eager_init: bool = False, backend: str | None 
     if any(name in _ACCELERATOR_BACKENDS for name in names):
         if devices.device_count() < test.world_size:
             raise unittest.SkipTest(TEST_SKIPS[f"multi-gpu-{test.world_size}"].message)
-        device = devices.select_rank_device(test.rank)
+        device = devices.select_rank_device(rank_device_index(test.rank))
         device_id = device if eager_init else None
     dist.init_process_group(backend=backend, init_method=rendezvous_init_method(),
                             rank=test.rank, world_size=test.world_size, device_id=device_id)
@@ -98,8 +99,9 @@ class DTensorTestMixin(SubtestsMixin):
 
     @property
     def device(self) -> str:  # type: ignore[override]
-        """This rank's device on ``device_type``: ``"cpu"``, or ``"<type>:<rank>"``."""
-        return "cpu" if self.device_type == "cpu" else f"{self.device_type}:{self.rank}"
+        """This rank's device on ``device_type``: ``"cpu"``, or ``"<type>:<index>"`` (the
+        rank; under a launcher, the local rank)."""
+        return "cpu" if self.device_type == "cpu" else f"{self.device_type}:{rank_device_index(self.rank)}"
 
     def build_device_mesh(self) -> DeviceMesh:
         """A 1-D mesh of ``world_size`` ranks on ``device_type``."""

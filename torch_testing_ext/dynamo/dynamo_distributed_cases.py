@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from .. import devices
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..multiprocess.rank_protocol import rank_device_index
 from ..process_groups.rendezvous import init_single_process_group
 from ..process_groups.teardown import destroy_process_groups
 from .dynamo_case import DynamoTestCase, reset_dynamo
@@ -72,7 +73,7 @@ class DynamoDistributedMultiProcTestCase(MultiProcessTestCase):
     @property
     def device_ids(self) -> list[int] | None:
         """``device_ids`` for DDP in this rank: ``[rank]`` on an accelerator, None on CPU."""
-        return [self.rank] if devices.accelerator_type() else None
+        return [rank_device_index(self.rank)] if devices.accelerator_type() else None
 
     def setUpRank(self) -> None:
         super().setUpRank()

@@ -9,6 +9,7 @@ import torch.distributed as dist
 
 from .. import cpu_compat, devices
 from .._torch_private import register_fake_backend
+from ..multiprocess.rank_protocol import rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
 from .dynamo_case import reset_dynamo
@@ -34,8 +35,8 @@ def dynamo_dist_per_rank_init(
     with compiler collectives switched on it applies :mod:`torch_testing_ext.cpu_compat`.
     """
     if not fake_pg:
-        devices.select_rank_device(rank)
-    backend = backend or devices.default_backend(devices.rank_device(rank))
+        devices.select_rank_device(rank_device_index(rank))
+    backend = backend or devices.default_backend(devices.rank_device(rank_device_index(rank)))
     with contextlib.ExitStack() as stack:
         if init_pg:
             if fake_pg:

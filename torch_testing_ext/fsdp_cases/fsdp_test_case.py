@@ -21,7 +21,10 @@ import torch.distributed as dist
 from .. import devices
 from ..distributed_cases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import reset_dynamo
+from ..launcher.launched_world import launched_rank
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..multiprocess.rank_protocol import current_rank_facts, rank_device_index
+from ..process_groups.rendezvous import rendezvous_init_method
 from ..multiprocess.skip_exit_codes import multi_gpu_skip
 
 __all__ = ["FSDPTest", "fsdp_world_size", "skip_without_a_device_per_rank", "MAX_WORLD_SIZE",
@@ -93,8 +96,11 @@ class FSDPTest(SubtestsMixin, MultiProcessTestCase):
         super().setUpRank()
         # NCCL's desync-debug cleanup loop makes FSDP tests flaky (pytorch/pytorch#90848).
         os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "0"
-        devices.select_rank_device(self.rank)
-        dist.init_process_group(self.backend, init_method=self.init_method,
+        devices.select_rank_device(rank_device_index(self.rank))
+        facts = current_rank_facts()
+        # Under a launcher the ranks may be on several machines: they meet in its store.
+        init_method = rendezvous_init_method() if facts is not None and facts.launched else self.init_method
+        dist.init_process_group(self.backend, init_method=init_method,
                                 rank=self.rank, world_size=self.world_size)
         reset_dynamo()
 
@@ -108,5 +114,7 @@ class FSDPTest(SubtestsMixin, MultiProcessTestCase):
         """The base class's settings, once the world size is known to be valid (and only for
         a test no decorator skips): a skip if the ranks need more accelerators than there are."""
         timeout, world_size, leftover_policy = super()._checked_settings()
-        skip_without_a_device_per_rank(world_size)
+        # Under a launcher each machine has devices for its own ranks only: the launcher knows.
+        if launched_rank() is None:
+            skip_without_a_device_per_rank(world_size)
         return timeout, world_size, leftover_policy

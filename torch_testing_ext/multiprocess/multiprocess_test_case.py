@@ -9,6 +9,10 @@ RNG seeded alike; ``setUp``/``tearDown`` run in the test's own process, as upstr
 Upstream-style subclasses that call ``self._spawn_processes()`` in ``setUp`` keep working;
 subclasses that don't are spawned all the same.
 
+When a launcher (``torchrun``) started this process as one rank of a job, nothing is spawned:
+each test runs here as that rank, with every rank of the job, and each reports the verdict of
+all ranks (``torch_testing_ext.launcher``).
+
 Example::
 
     class TestAllReduce(MultiProcessTestCase):
@@ -28,19 +32,23 @@ import functools
 import os
 import shutil
 import types
+import unittest
 import warnings
 
 from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
+from ..launcher.launched_test import LaunchedTest
+from ..launcher.launched_world import LaunchedRank, launched_rank
 from ..reporting.status import Status
 from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
 from . import fork_server, supervisor
-from .supervisor import RanksEnded
 from .leftovers import LeftoverProcessWarning, describe_leftovers
 from .rank_outcome import RankError, RankFailure, Verdict, combine, raise_verdict
+from .rank_process import run_between_hooks
 from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
+from .supervisor import RanksEnded
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
            "LeftoverProcessWarning", "verdict_with_leftovers"]
@@ -78,6 +86,9 @@ class MultiProcessTestCase(TestCase):
     ``TORCH_TESTING_EXT_TIMEOUT`` environment variable when set. Processes the ranks leave
     running are killed after the test and named in a ``LeftoverProcessWarning``
     (``TORCH_TESTING_EXT_LEFTOVER_PROCESSES=fail`` fails the test instead).
+
+    Under a launcher (``RANK`` set) this process is a rank: each test runs here, between the
+    same hooks, on ``world_size`` of the launcher's ranks (a test that needs more skips).
     """
 
     world_size: int = 4
@@ -124,7 +135,11 @@ class MultiProcessTestCase(TestCase):
     def file_name(self) -> str:
         """The test's ``FileStore`` path, the same on every rank and removed after the test."""
         facts = current_rank_facts()
-        return os.path.join(self._test_dir, STORE_FILE) if facts is None else facts.file_name
+        if facts is not None:
+            return facts.file_name
+        if self._test_dir is None:
+            raise AttributeError("file_name: rank 0 did not announce the test's directory in time")
+        return os.path.join(self._test_dir, STORE_FILE)
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -138,11 +153,23 @@ class MultiProcessTestCase(TestCase):
 
     def setUp(self) -> None:
         super().setUp()
-        self._test_dir = supervisor.new_test_dir(fork_server.run_directory(), type(self).__name__)
+        self._launched_test: LaunchedTest | None = None
+        launched = launched_rank()
+        if launched is None:
+            self._test_dir: str | None = supervisor.new_test_dir(fork_server.run_directory(),
+                                                                  type(self).__name__)
+            return
+        # Under a launcher the ranks agree on the test's directory now, so that file_name
+        # works in setUp and tearDown too (upstream tearDowns remove it); it goes after them.
+        self._launched_test = LaunchedTest(self, launched)
+        self.addCleanup(self._launched_test.end)
+        self._launched_test.begin(self._begin_timeout())
+        self._test_dir = self._launched_test.test_dir
 
     def tearDown(self) -> None:
         super().tearDown()
-        shutil.rmtree(self._test_dir, ignore_errors=True)
+        if self._launched_test is None:
+            shutil.rmtree(self._test_dir, ignore_errors=True)
 
     def _spawn_processes(self) -> None:
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
@@ -161,6 +188,10 @@ class MultiProcessTestCase(TestCase):
                 for rank in range(world_size)]
 
     def _run_on_ranks(self) -> None:
+        launched = launched_rank()
+        if launched is not None:
+            self._run_as_launched_rank(launched)
+            return
         timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
         cls = type(self)
         task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed(),
@@ -168,6 +199,30 @@ class MultiProcessTestCase(TestCase):
         ended = supervisor.run_ranks(task, self._world(world_size), timeout,
                                      fork_server.forkserver_context(cls.__module__))
         raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
+
+    # -- under a launcher: this process is a rank --------------------------------------------
+
+    def _begin_timeout(self) -> float:
+        """How long a rank waits for rank 0 to start a test: the test's timeout (checked with
+        the other settings when the test method runs)."""
+        try:
+            return settings.timeout_seconds(type(self).__name__, self.timeout)
+        except settings.SettingError:
+            return DEFAULT_TEST_TIMEOUT
+
+    def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
+        timeout, world_size, _ = skip_or_check_settings(self, self._checked_settings)
+        if world_size > launched.world_size:
+            raise unittest.SkipTest(
+                f"{type(self).__name__} needs {world_size} ranks; the launcher started "
+                f"{launched.world_size} (WORLD_SIZE={launched.world_size})")
+        body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
+        run = getattr(self, "_launched_test", None)
+        if run is None:  # setUp did not run (a subclass's setUp without super())
+            run = LaunchedTest(self, launched)
+            self.addCleanup(run.end)
+            run.begin(timeout)
+        raise_verdict(run.run(body, timeout, world_size))
 
 
 def verdict_with_leftovers(ended: RanksEnded, leftover_policy: str, test_id: str) -> Verdict:

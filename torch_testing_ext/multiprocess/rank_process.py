@@ -27,8 +27,8 @@ from .fork_server import adopt_environment
 from .rank_outcome import RankOutcome, outcome_of
 from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
 
-__all__ = ["run_rank", "run_test_method", "watch_lifeline", "redirect_output", "resolve_class",
-           "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+__all__ = ["run_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
+           "resolve_class", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -87,17 +87,22 @@ def _wait_for_release(result: Connection) -> None:
         pass
 
 
+def run_between_hooks(test: RankHooks, method: str, seed: int) -> None:
+    """What a rank runs of a test: every RNG seeded with ``seed``, ``setUpRank()``, the class's
+    own ``method`` (not an instance's replacement), then ``tearDownRank()`` whatever happened."""
+    seed_everything(seed)
+    test.setUpRank()
+    try:
+        getattr(type(test), method)(test)
+    finally:
+        test.tearDownRank()
+
+
 def run_test_method(task: RankTask, rank: int) -> RankOutcome:
     """Run ``task``'s method as ``rank`` (seeded, between the rank hooks) and say how it ended."""
     try:
         cls = resolve_class(task.module, task.qualname)
-        test: RankHooks = cls(task.method)
-        seed_everything(task.seed)
-        test.setUpRank()
-        try:
-            getattr(cls, task.method)(test)
-        finally:
-            test.tearDownRank()
+        run_between_hooks(cls(task.method), task.method, task.seed)
     except BaseException as error:  # every ending of the test is the rank's outcome
         return outcome_of(rank, error)
     return RankOutcome(rank, Status.PASSED)

@@ -6,7 +6,9 @@ A rank is told two things. :class:`RankTask` names the test method every rank of
 process would inherit it); :class:`RankFacts` is what one rank knows about itself. Inside a rank process
 the facts are available from :func:`current_rank_facts` (None in the test's own process); that
 is the only way they travel: ``MultiProcessTestCase``'s ``rank``, ``device``, ``backend`` and
-``file_name`` read them, and so does the rendezvous helper.
+``file_name`` read them, and so does the rendezvous helper. A process started by a launcher
+(``torchrun``) runs each test as its launched rank: it enters that rank's facts for the test
+and leaves them afterwards (:func:`leave_rank`).
 
 A rank instantiates the test class for the method, then calls the hooks of
 :class:`RankHooks` around the method (not ``setUp``/``tearDown``, which run in the test's own
@@ -26,8 +28,8 @@ import dataclasses
 import os
 from typing import Protocol
 
-__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "enter_rank", "STORE_FILE",
-           "RANK_ENV"]
+__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "enter_rank", "leave_rank",
+           "rank_device_index", "STORE_FILE", "RANK_ENV"]
 
 STORE_FILE = "store"  # the FileStore path of a test, inside its directory
 # Set in each rank's environment, so the processes it starts carry their rank.
@@ -48,13 +50,24 @@ class RankTask:
 @dataclasses.dataclass(frozen=True)
 class RankFacts:
     """What a rank knows about itself. ``test_dir`` is the test's private directory, shared
-    by its ranks and removed after the test; the store file and rank logs live there."""
+    by its ranks and removed after the test; the store file and rank logs live there.
+
+    ``rendezvous_base`` is where the test's ranks meet for a process group: empty for files
+    in ``test_dir``; under a launcher, a URL of the launcher's store (see
+    ``process_groups.rendezvous``).
+    """
 
     rank: int
     world_size: int
     device: str
     backend: str
     test_dir: str
+    rendezvous_base: str = ""
+
+    @property
+    def launched(self) -> bool:
+        """True when a launcher started this rank (its groups meet in the launcher's store)."""
+        return bool(self.rendezvous_base)
 
     @property
     def file_name(self) -> str:
@@ -86,7 +99,24 @@ def current_rank_facts() -> RankFacts | None:
 
 
 def enter_rank(facts: RankFacts) -> None:
-    """Make this process the rank ``facts`` describes (called once, as a rank process starts)."""
+    """Make this process the rank ``facts`` describes (as a rank process starts, or, under a
+    launcher, as a test starts)."""
     global _current
     _current = facts
     os.environ[RANK_ENV] = str(facts.rank)
+
+
+def leave_rank() -> None:
+    """Make this process a test's own process again (under a launcher, as a test ends)."""
+    global _current
+    _current = None
+    os.environ.pop(RANK_ENV, None)
+
+
+def rank_device_index(rank: int) -> int:
+    """The accelerator index that ``rank`` uses: in a process running as that rank, the index
+    of its device (under a launcher, its local rank); otherwise ``rank`` itself."""
+    facts = _current
+    if facts is not None and facts.rank == rank and ":" in facts.device:
+        return int(facts.device.rsplit(":", 1)[1])
+    return rank

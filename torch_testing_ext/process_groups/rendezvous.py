@@ -1,12 +1,15 @@
 """Rendezvous without fixed ports.
 
 Inside a rank of a multi-process test, a group meets through a file in the test's private
-directory; a world-size-1 group uses an in-memory store; elsewhere ``env://``, whose address
-the caller (or a launcher) sets.
+directory, or, when a launcher started the ranks (``torchrun``), under a key of the launcher's
+store that is new for every test (``torch_testing_ext.launcher.launcher_store``), which works
+across machines; a world-size-1 group uses an in-memory store; elsewhere ``env://``, whose
+address the caller (or a launcher) sets.
 """
 
 from __future__ import annotations
 
+import collections
 import itertools
 import os
 
@@ -19,19 +22,23 @@ __all__ = ["rendezvous_init_method", "init_single_process_group"]
 
 __unittest = True
 
-_rendezvous_count = itertools.count()
+# How many rendezvous each test has made, per test (every rank of a test counts alike).
+_rendezvous_counts: collections.defaultdict[str, itertools.count[int]] = \
+    collections.defaultdict(itertools.count)
 
 
 def rendezvous_init_method() -> str:
     """An ``init_method`` for ``init_process_group`` that every rank of this test agrees on.
 
-    In a rank of a multi-process test: a fresh ``file://`` rendezvous in the test's directory
-    (the n-th call on each rank gives the same path). Elsewhere ``env://``, which needs
-    ``MASTER_ADDR`` and ``MASTER_PORT`` to be set by the caller.
+    In a rank of a multi-process test: a fresh ``file://`` rendezvous in the test's directory,
+    or under a launcher a fresh key of its store (the n-th call of a test gives every rank the
+    same one). Elsewhere ``env://``, which needs ``MASTER_ADDR`` and ``MASTER_PORT`` to be set
+    by the caller.
     """
     facts = current_rank_facts()
     if facts is not None:
-        return f"file://{os.path.join(facts.test_dir, f'rendezvous-{next(_rendezvous_count)}')}"
+        base = facts.rendezvous_base or f"file://{facts.test_dir}"
+        return f"{base}/rendezvous-{next(_rendezvous_counts[base])}"
     if os.environ.get("MASTER_ADDR") and os.environ.get("MASTER_PORT"):
         return "env://"
     raise RuntimeError(

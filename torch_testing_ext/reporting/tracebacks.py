@@ -39,15 +39,24 @@ def format_test_exception(
 
 
 def format_user_stack(frame: FrameType | None) -> str:
-    """The stack ending at ``frame`` (a running thread's), from the test's first frame inward:
-    the harness's frames and the thread's start-up in ``threading`` are left out."""
+    """The stack ending at ``frame`` (a running thread's), from the test's first frame inward.
+
+    What comes before the first frame below the outermost run of harness frames (unittest's
+    and ours) is left out: the thread's start-up, the runner, the harness that called the test.
+    Without harness frames, only the thread's start-up in ``threading`` is left out.
+    """
     frames = []
     while frame is not None:
         frames.append(frame)
         frame = frame.f_back
     frames.reverse()
-    while frames and ("__unittest" in frames[0].f_globals
-                      or frames[0].f_globals.get("__name__") == "threading"):
+    harness = ["__unittest" in f.f_globals for f in frames]
+    if True in harness:
+        below = harness.index(True)
+        while below < len(frames) and harness[below]:
+            below += 1
+        frames = frames[below:]
+    while frames and frames[0].f_globals.get("__name__") == "threading":
         frames.pop(0)
     summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
     return "".join(summary.format()) or "(no Python frames)\n"

@@ -4,6 +4,10 @@ Usage: ``python test_x.py [TestCls | TestCls.test_y ...] [-k PATTERN] [-v] [--sa
 [--use-pytest] [--repeat N] [--seed N] [--accept] [--list]``. Exits 0 when every test passed
 (or skipped), 1 on any failure, 2 with a one-line message on bad arguments, 130/143 when
 interrupted by Ctrl-C/SIGTERM.
+
+Under a launcher (``torchrun``) every rank runs the file: rank 0 writes the summary to stdout,
+the others to stderr, and the JUnit XML of rank N > 0 is ``TEST-<file>-rank<N>.xml``
+(``torch_testing_ext.launcher.launched_reports``).
 """
 
 from __future__ import annotations
@@ -16,6 +20,9 @@ from collections.abc import Iterator
 from typing import NoReturn
 
 from ..case.test_case import set_default_seed
+from ..launcher.launched_reports import abort_hook, rank_report_path, summary_stream
+from ..launcher.launched_world import LaunchedRank, launched_rank
+from ..reporting.status import Status
 from . import interrupts, settings
 from .arg_types import positive_int
 from .recording_result import RecordingTestResult, write_junit_xml
@@ -90,7 +97,15 @@ def _main_file() -> str:
     return os.path.abspath(getattr(main, "__file__", None) or sys.argv[0])
 
 
-def _run_pytest(args: argparse.Namespace) -> int:
+def _stem() -> str:
+    return os.path.splitext(os.path.basename(_main_file()))[0]
+
+
+def _xml_path(directory: str, launched: LaunchedRank | None) -> str:
+    return rank_report_path(os.path.join(directory, f"TEST-{_stem()}.xml"), launched)
+
+
+def _run_pytest(args: argparse.Namespace, launched: LaunchedRank | None) -> int:
     import pytest
 
     path = _main_file()
@@ -100,8 +115,7 @@ def _run_pytest(args: argparse.Namespace) -> int:
     if args.verbose:
         command.append("-v")
     if args.save_xml:
-        stem = os.path.splitext(os.path.basename(path))[0]
-        command.append(f"--junitxml={os.path.join(args.save_xml, f'TEST-{stem}.xml')}")
+        command.append(f"--junitxml={_xml_path(args.save_xml, launched)}")
     if args.repeat > 1:
         command += ["-p", "no:cacheprovider"]
         status = 0
@@ -112,22 +126,40 @@ def _run_pytest(args: argparse.Namespace) -> int:
     return 0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status
 
 
-def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite) -> int:
-    runner = unittest.TextTestRunner(verbosity=2 if args.verbose else 1,
-                                     resultclass=RecordingTestResult)
-    records = []
+def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched: LaunchedRank | None) -> int:
+    results: list[RecordingTestResult] = []  # one per repetition
+
+    def make_result(*result_args: object, **kwargs: object) -> RecordingTestResult:
+        results.append(RecordingTestResult(*result_args, **kwargs))
+        return results[-1]
+
+    def write_xml() -> None:
+        if args.save_xml:
+            write_junit_xml([record for result in results for record in result.records],
+                            _xml_path(args.save_xml, launched), suite_name=_stem(),
+                            file=os.path.relpath(_main_file()))
+
+    def write_xml_of_hung_test(test: unittest.TestCase, message: str) -> None:
+        # The watchdog ends this process next: keep what was reported, and the hung test.
+        results[-1].record_ending(test, Status.TIMED_OUT, message.splitlines()[0], message)
+        write_xml()
+
+    runner = unittest.TextTestRunner(stream=summary_stream(launched), verbosity=2 if args.verbose else 1,
+                                     resultclass=make_result)  # type: ignore[arg-type]
     success = True
-    for repetition in range(args.repeat):
-        if repetition:
-            # A suite drops its tests once they ran; load them again for each repetition.
-            suite = _load(sys.modules["__main__"], args.tests, args.patterns)
-        result = runner.run(suite)
-        records.extend(result.records)  # type: ignore[attr-defined]
-        success = success and result.wasSuccessful()
-    if args.save_xml:
-        stem = os.path.splitext(os.path.basename(_main_file()))[0]
-        path = os.path.join(args.save_xml, f"TEST-{stem}.xml")
-        write_junit_xml(records, path, suite_name=stem, file=os.path.relpath(_main_file()))
+    try:
+        with abort_hook(write_xml_of_hung_test):
+            for repetition in range(args.repeat):
+                if repetition:
+                    # A suite drops its tests once they ran; load them again for each repetition.
+                    suite = _load(sys.modules["__main__"], args.tests, args.patterns)
+                success = runner.run(suite).wasSuccessful() and success
+    except KeyboardInterrupt:
+        if launched is not None and results:  # the launcher ends the job: keep what was reported
+            results[-1].printErrors()
+            write_xml()
+        raise
+    write_xml()
     return 0 if success else 1
 
 
@@ -137,6 +169,7 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
     args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
     try:
         settings.check_environment()
+        launched = launched_rank()
     except settings.SettingError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
         sys.exit(2)
@@ -147,7 +180,7 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
     interrupts.install_sigterm_handler()
     try:
         if args.use_pytest:
-            sys.exit(_run_pytest(args))
+            sys.exit(_run_pytest(args, launched))
         try:
             suite = _load(sys.modules["__main__"], args.tests, args.patterns)
         except (LookupError, AttributeError, ImportError) as error:
@@ -157,7 +190,7 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
             for test in _iter_tests(suite):
                 print(test.id().removeprefix("__main__."))
             sys.exit(0)
-        sys.exit(_run_unittest(args, suite))
+        sys.exit(_run_unittest(args, suite, launched))
     except KeyboardInterrupt as interrupt:
         print(f"\n{prog}: interrupted ({interrupt or 'Ctrl-C'})", file=sys.stderr)
         sys.exit(interrupts.exit_status_for(interrupt))

@@ -43,6 +43,10 @@ class RecordingTestResult(unittest.TextTestResult):
         classname, name = _split_id(test)
         self.records.append(CaseRecord(classname, name, status, time.monotonic() - started, message, details))
 
+    def record_ending(self, test: unittest.TestCase, status: Status, message: str, details: str = "") -> None:
+        """Record how ``test`` ended when unittest will not say so (its process ends first)."""
+        self._record(test, status, message, details)
+
     def _explain(self, test: unittest.TestCase, err: Any) -> tuple[str, str]:
         exc_type, value, _tb = err
         first_line = str(value).strip().splitlines()[0] if str(value).strip() else exc_type.__name__

@@ -8,14 +8,16 @@ allowed::
 
 ``run_tests()`` checks every environment setting before it loads a test (one line on stderr,
 exit status 2); a bad class attribute (``timeout``, ``world_size``) fails that class's tests
-with its line before any rank starts. Torch-free.
+with its line before any rank starts. The variables a launcher such as ``torchrun`` sets
+(:data:`LAUNCHER_ENV`) are read only when ``RANK`` is set, by
+``torch_testing_ext.launcher.launched_world``. Torch-free.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
@@ -27,8 +29,17 @@ __all__ = [
     "HF_BERT",
     "TEST_WITH_SLOW",
     "TEST_WITH_DEV_DBG_ASAN",
+    "LAUNCH_RANK",
+    "LAUNCH_WORLD_SIZE",
+    "LAUNCH_LOCAL_RANK",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "LAUNCHER_ENV",
     "positive_seconds",
     "positive_integer",
+    "non_negative_integer",
+    "port_number",
+    "host_address",
     "timeout_seconds",
     "check_environment",
 ]
@@ -51,15 +62,38 @@ def positive_seconds(where: str, value: Any) -> float:
     return seconds
 
 
-def positive_integer(where: str, value: Any) -> int:
-    """``value`` as an integer of at least 1 (``where`` names the setting)."""
+def _integer_in(where: str, value: Any, least: int, most: float, expected: str) -> int:
+    """``value`` as an integer from ``least`` to ``most``, or SettingError saying ``expected``."""
     try:
         number = int(value)
     except (TypeError, ValueError):
-        number = 0
-    if isinstance(value, bool) or isinstance(value, float) and not value.is_integer() or number < 1:
-        raise SettingError(f"{where}={value!r}: expected a positive integer")
+        number = None
+    if (number is None or isinstance(value, bool) or isinstance(value, float) and not value.is_integer()
+            or not least <= number <= most):
+        raise SettingError(f"{where}={value!r}: expected {expected}")
     return number
+
+
+def positive_integer(where: str, value: Any) -> int:
+    """``value`` as an integer of at least 1 (``where`` names the setting)."""
+    return _integer_in(where, value, 1, math.inf, "a positive integer")
+
+
+def non_negative_integer(where: str, value: Any) -> int:
+    """``value`` as an integer of at least 0 (``where`` names the setting)."""
+    return _integer_in(where, value, 0, math.inf, "a non-negative integer")
+
+
+def port_number(where: str, value: Any) -> int:
+    """``value`` as a TCP port number, 1 to 65535 (``where`` names the setting)."""
+    return _integer_in(where, value, 1, 65535, "a port number from 1 to 65535")
+
+
+def host_address(where: str, value: str) -> str:
+    """``value`` as a host name or address: no blanks (``where`` names the setting)."""
+    if not value or any(c.isspace() for c in value):
+        raise SettingError(f"{where}={value!r}: expected a host name or address")
+    return value
 
 
 def _one_of(*allowed: str) -> Callable[[str, str], str]:
@@ -91,9 +125,10 @@ class EnvSetting:
         self._parse = parse
         self.default = default
 
-    def get(self) -> Any:
-        """The variable's value (the default when unset or empty); SettingError if bad."""
-        raw = os.environ.get(self.name, "")
+    def get(self, environ: Mapping[str, str] | None = None) -> Any:
+        """The variable's value in ``environ`` (default ``os.environ``), or the default when
+        unset or empty; SettingError if bad."""
+        raw = (os.environ if environ is None else environ).get(self.name, "")
         return self.default if raw == "" else self._parse(self.name, raw)
 
 
@@ -103,6 +138,15 @@ HF_BERT = EnvSetting("TORCH_TESTING_EXT_HF_BERT", _one_of("upstream", "cpu"), No
 TEST_WITH_SLOW = EnvSetting("PYTORCH_TEST_WITH_SLOW", _flag, False)
 TEST_WITH_DEV_DBG_ASAN = EnvSetting("PYTORCH_TEST_WITH_DEV_DBG_ASAN", _flag, False)
 ENV_SETTINGS = (TIMEOUT, LEFTOVER_PROCESSES, HF_BERT, TEST_WITH_SLOW, TEST_WITH_DEV_DBG_ASAN)
+
+# What a launcher (torchrun, or any that sets them) tells each process it starts; read only
+# when RANK is set, and then all are required (launcher.launched_world).
+LAUNCH_RANK = EnvSetting("RANK", non_negative_integer, None)
+LAUNCH_WORLD_SIZE = EnvSetting("WORLD_SIZE", positive_integer, None)
+LAUNCH_LOCAL_RANK = EnvSetting("LOCAL_RANK", non_negative_integer, None)
+MASTER_ADDR = EnvSetting("MASTER_ADDR", host_address, None)
+MASTER_PORT = EnvSetting("MASTER_PORT", port_number, None)
+LAUNCHER_ENV = (LAUNCH_RANK, LAUNCH_WORLD_SIZE, LAUNCH_LOCAL_RANK, MASTER_ADDR, MASTER_PORT)
 
 
 def timeout_seconds(where: str, value: Any) -> float:

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .. import devices
+from ..launcher.launched_world import launched_rank
+from ..run.settings import SettingError
 from .platform_skips import TEST_WITH_ROCM
 from .skip_checks import skip_if, skip_when
 
@@ -41,14 +43,25 @@ def skip_if_lt_x_gpu(x: int, allow_cpu: bool = False) -> Callable[[_F], _F]:
     """Skip unless the machine has ``x`` accelerators.
 
     With ``allow_cpu=True`` a CPU-only machine runs the test too (CPU ranks with gloo); a
-    machine with fewer than ``x`` accelerators still skips.
+    machine with fewer than ``x`` accelerators still skips. Under a launcher (``torchrun``)
+    the devices are the job's, one per rank: it skips unless the launcher started ``x`` ranks
+    (on accelerators, or on CPU with ``allow_cpu=True``).
     """
     accelerator = devices.accelerator_type()
+    kind = (accelerator or "cuda").upper()
+    try:
+        launched = launched_rank()
+    except SettingError:  # decided at import: run_tests (or the test) names the bad variable
+        launched = None
+    if launched is not None and (accelerator is not None or allow_cpu):
+        needed = f"{x} {kind} devices" if accelerator else f"{x} ranks"
+        started = launched.world_size
+        return skip_if(started < x, f"Need at least {needed}: the launcher started {started} ranks "
+                                    f"(WORLD_SIZE={started})")
     if allow_cpu and accelerator is None:
         enough = True
     else:
         enough = devices.device_count() >= x
-    kind = (accelerator or "cuda").upper()
     return skip_if(not enough, f"Need at least {x} {kind} devices")
 
 
