@@ -125,6 +125,19 @@ class TestTwoRanks(LauncherTestCase):
         self.assertEqual(rank0["test_raises_on_rank_1_in_a_collective"][0], "error")
         self.assertEqual(rank0["test_shard"], (None, ""))
 
+    def test_kept_rank_classes_run_on_the_launched_ranks(self):
+        run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"], ["-v", "-k", "KeptWorld"])
+        code, console = self.finish(run)
+        self.assertEqual(code, 1, console)  # test_b fails, on both ranks
+        self.assertNothingLeft(run)
+        for output in (run.rank_output(0, "stdout"), run.rank_output(1, "stderr")):
+            self.assertIn("Ran 5 tests", output)
+            self.assertIn("FAILED (failures=1)", output)
+            self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", output)
+            for passing in ("test_a_has_the_class_group", "test_c_runs_after_a_failure",
+                            "test_fully_shard", "test_shard"):
+                self.assertRegex(output, rf"{passing} \(.*\) \.\.\. ok")
+
     def test_a_hanging_rank_ends_the_job_with_its_stack_and_a_non_zero_exit(self):
         run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"], ["Hangs", "-v", "--save-xml", "xml"],
                        FIXTURE_TIMEOUT=str(HANG_TIMEOUT))
@@ -184,12 +197,12 @@ class TestTwoNodes(LauncherTestCase):
             self.assertEqual(os.listdir(node.run.tmpdir), [], "the run left temporary files")
         outputs = [nodes[0].rank_output(0, "stdout"), nodes[1].rank_output(0, "stderr")]
         for output in outputs:
-            self.assertIn("Ran 4 tests", output)
+            self.assertIn("Ran 5 tests", output)
             self.assertIn("FAILED (failures=1)", output)
             self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", output)
             for passing in ("test_passes_with_a_file_rendezvous", "test_passes_with_two_store_rendezvous",
-                            "test_shard"):
-                self.assertRegex(output, rf"{passing} \(.*\) \.\.\. ok")
+                            r"test_shard \(__main__\.LaunchedDTensor", r"test_shard \(__main__\.KeptWorldDTensor"):
+                self.assertRegex(output, rf"{passing}.*\.\.\. ok")
 
 
 class TestPlainLauncher(LauncherTestCase):

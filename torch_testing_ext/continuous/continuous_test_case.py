@@ -13,6 +13,10 @@ half-finished collective behind. A test that leaves state behind in its rank (a 
 group, an environment variable, a thread, a non-default stream, device memory) fails, naming
 it. Every test starts from the same seeds.
 
+Under a launcher (``torchrun``) the launcher keeps the processes: each test runs in this
+process as its launched rank (``torch_testing_ext.launcher``), with the class's group made by
+``_init_pg`` before the test and destroyed after it, on the launcher's rendezvous.
+
 Example::
 
     class TestAllReduce(MultiProcContinuousTest):
@@ -30,6 +34,7 @@ import datetime
 import functools
 import os
 import types
+import unittest
 import warnings
 from typing import Any
 
@@ -40,9 +45,13 @@ from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
 from ..multiprocess import fork_server
 from ..multiprocess.leftovers import LeftoverProcessWarning, describe_leftovers
+from ..launcher.launched_test import run_as_launched_rank
+from ..launcher.launched_world import LaunchedRank, launched_rank, too_few_ranks_reason
 from ..multiprocess.multiprocess_test_case import verdict_with_leftovers
 from ..multiprocess.rank_outcome import raise_verdict
+from ..multiprocess.rank_process import run_between_hooks
 from ..multiprocess.rank_protocol import RankFacts, RankTask, current_rank_facts
+from ..process_groups.rendezvous import rendezvous_init_method
 from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
 from .persistent_world import ClassWorlds
@@ -116,10 +125,13 @@ class MultiProcContinuousTest(TestCase):
         os.environ["LOCAL_RANK"] = str(rank)  # as torchrun would: init_device_mesh reads it
         if devices.accelerator_type() is not None and rank < devices.device_count():
             devices.select_rank_device(rank)
-        store = dist.FileStore(rdvz_file, world_size)
+        facts = current_rank_facts()
+        # Under a launcher the ranks may be on several machines: they meet in its store.
+        meeting: dict[str, Any] = ({"init_method": rendezvous_init_method()} if facts and facts.launched
+                                   else {"store": dist.FileStore(rdvz_file, world_size)})
         dist.init_process_group(backend=cls.backend_str(), world_size=world_size, rank=rank,
-                                store=store, pg_options=cls.opts(),
-                                timeout=datetime.timedelta(seconds=_seconds(cls.timeout)))
+                                pg_options=cls.opts(),
+                                timeout=datetime.timedelta(seconds=_seconds(cls.timeout)), **meeting)
         cls.pg = dist.group.WORLD
 
     # -- what a rank knows ---------------------------------------------------------------------
@@ -170,6 +182,10 @@ class MultiProcContinuousTest(TestCase):
                 for rank in range(world_size)]
 
     def _run_on_ranks(self) -> None:
+        launched = launched_rank()
+        if launched is not None:
+            self._run_as_launched_rank(launched)
+            return
         timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
         cls = type(self)
         worlds = cls.__dict__.get("_worlds")
@@ -182,6 +198,24 @@ class MultiProcContinuousTest(TestCase):
         ended = worlds.run(task, world_size, timeout, fork_server.forkserver_context(cls.__module__),
                            look_for_leftovers=leftover_policy == "fail")
         raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
+
+    def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
+        """Run the test here as the launched rank: the class's group made for it and
+        destroyed after it (the launcher, not this class, keeps the processes)."""
+        timeout, world_size, _ = skip_or_check_settings(self, self._checked_settings)
+        reason = too_few_ranks_reason(type(self).__name__, world_size, launched)
+        if reason:
+            raise unittest.SkipTest(reason)
+        cls = type(self)
+
+        def with_class_group() -> None:
+            facts = current_rank_facts()
+            assert facts is not None  # entered by the launched run
+            cls.rank, cls.world_size = facts.rank, facts.world_size
+            cls._init_pg(facts.rank, facts.world_size, facts.file_name)
+            run_between_hooks(self, test_method_name(self), current_seed())
+
+        raise_verdict(run_as_launched_rank(self, with_class_group, timeout, world_size, launched))
 
 
 # Upstream's first spelling (renamed by pytorch PR #160892), for suites that still import it.

@@ -45,7 +45,10 @@ def fsdp_world_size() -> int:
 
 def skip_without_a_device_per_rank(world_size: int) -> None:
     """Skip (``unittest.SkipTest``) when the machine has accelerators, but fewer than
-    ``world_size`` (on a CPU-only machine ranks are processes, so the test runs)."""
+    ``world_size`` (on a CPU-only machine ranks are processes, so the test runs). Under a
+    launcher each machine has devices for its own ranks only: the launcher knows."""
+    if launched_rank() is not None:
+        return
     if devices.accelerator_type() is not None and devices.device_count() < world_size:
         raise unittest.SkipTest(multi_gpu_skip(world_size).message)
 
@@ -114,7 +117,5 @@ class FSDPTest(SubtestsMixin, MultiProcessTestCase):
         """The base class's settings, once the world size is known to be valid (and only for
         a test no decorator skips): a skip if the ranks need more accelerators than there are."""
         timeout, world_size, leftover_policy = super()._checked_settings()
-        # Under a launcher each machine has devices for its own ranks only: the launcher knows.
-        if launched_rank() is None:
-            skip_without_a_device_per_rank(world_size)
+        skip_without_a_device_per_rank(world_size)
         return timeout, world_size, leftover_policy

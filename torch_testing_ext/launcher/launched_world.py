@@ -26,7 +26,7 @@ from ..multiprocess.rank_protocol import current_rank_facts
 from ..run import settings
 from ..run.settings import SettingError
 
-__all__ = ["LaunchedRank", "launched_rank", "LAUNCHER_ENV_NAMES", "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
+__all__ = ["LaunchedRank", "launched_rank", "too_few_ranks_reason", "LAUNCHER_ENV_NAMES", "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
 
 __unittest = True
 
@@ -91,3 +91,12 @@ def launched_rank(environ: Mapping[str, str] | None = None) -> LaunchedRank | No
         agent_store=env.get(AGENT_STORE_ENV) == "True",
         restart_count=settings.non_negative_integer(RESTART_COUNT_ENV, restarts),
     )
+
+
+def too_few_ranks_reason(test_class: str, world_size: int, launched: LaunchedRank) -> str | None:
+    """Why a test of ``test_class`` that needs ``world_size`` ranks cannot run on the
+    launcher's ranks (None when it can: a test needing fewer runs on the first ones)."""
+    if world_size <= launched.world_size:
+        return None
+    return (f"{test_class} needs {world_size} ranks; the launcher started {launched.world_size} "
+            f"(WORLD_SIZE={launched.world_size})")

@@ -39,7 +39,7 @@ from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
 from ..launcher.launched_test import LaunchedTest
-from ..launcher.launched_world import LaunchedRank, launched_rank
+from ..launcher.launched_world import LaunchedRank, launched_rank, too_few_ranks_reason
 from ..reporting.status import Status
 from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
@@ -212,10 +212,9 @@ class MultiProcessTestCase(TestCase):
 
     def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
         timeout, world_size, _ = skip_or_check_settings(self, self._checked_settings)
-        if world_size > launched.world_size:
-            raise unittest.SkipTest(
-                f"{type(self).__name__} needs {world_size} ranks; the launcher started "
-                f"{launched.world_size} (WORLD_SIZE={launched.world_size})")
+        reason = too_few_ranks_reason(type(self).__name__, world_size, launched)
+        if reason:
+            raise unittest.SkipTest(reason)
         body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
         run = getattr(self, "_launched_test", None)
         if run is None:  # setUp did not run (a subclass's setUp without super())
