@@ -12,19 +12,20 @@ Two tests, each in its own class: a trivial 2-rank test (it asserts the world si
 * ``torch-fresh``: PyTorch's ``MultiProcessTestCase`` (an interpreter spawned per rank per
   test; the test makes and destroys its group).
 
-For each harness and test it writes a file with S tests and one with L tests into a temporary
-directory, runs each as ``python FILE`` (each must report all its tests passed, else the run
-stops with the file's output), and reports the per-test cost (T(L) - T(S)) / (L - S), in which
-interpreter start, imports and the class's start cancel out, with the median of the repeats.
-It also prints T(S) (the per-class start, with S tests) and our fresh/kept ratio. Runs are
-interleaved (each repeat times every file once), so a change in machine load spreads over all
-harnesses. Like ``threaded_world.py``, it imports ``torch.testing._internal``: it measures us
-against it. The temporary directory (also the files' TMPDIR) is removed at the end.
+For each harness and test it writes a file of N tests into a temporary directory and runs it
+as ``python FILE`` (it must report all its tests passed, else the run stops with the file's
+output). The file notes when each test starts in the test's own process (``TestCase.run``);
+the per-test cost is the median time from one test's start to the next's, leaving out the
+first test, whose time includes starting the class's ranks (shown as "first test"). So
+interpreter start, imports and the fork server's start, which vary by seconds on a busy
+machine, do not blur a cost of milliseconds. Repeats are interleaved (each repeat runs every
+file once) and pooled. Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
+measures us against it. The temporary directory (also the files' TMPDIR) is removed at the end.
 
 Usage::
 
-    python benchmarks/continuous_ranks.py [--small 2] [--large 62] [--large-spawn 6] [--repeats 3]
-    python benchmarks/continuous_ranks.py --only ours-kept,ours-fresh --small 1 --large 2
+    python benchmarks/continuous_ranks.py [--tests 42] [--tests-spawn 6] [--repeats 3]
+    python benchmarks/continuous_ranks.py --only ours-kept,ours-fresh --tests 3 --repeats 1
 """
 
 from __future__ import annotations
@@ -59,14 +60,29 @@ TESTS = {  # name: (world size, body after the group exists, table label)
 }
 
 TEMPLATE = '''
+import atexit
+import time
+
 import torch
 import torch.distributed as dist
 from {module} import {base}
 from {utils} import run_tests
 
+STARTS = []  # torch's spawned workers import this file too: only the test process notes starts
+
+
+@atexit.register
+def _print_starts():
+    if STARTS:
+        print("TEST_STARTS " + " ".join(repr(t) for t in STARTS), flush=True)
+
 
 class Bench({base}):
     world_size = {world_size}
+
+    def run(self, result=None):
+        STARTS.append(time.perf_counter())  # in the test's own process, as each test starts
+        return super().run(result)
 {hooks}
 {tests}
 
@@ -107,6 +123,7 @@ TORCH_FRESH_TEST = '''
 '''
 
 RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
+STARTS = re.compile(r"^TEST_STARTS (.*)$", re.M)
 FILE_TIMEOUT = 1200.0  # seconds for one file
 
 
@@ -134,10 +151,10 @@ def check_passed(path: str, count: int, completed: subprocess.CompletedProcess) 
                          f"(exit {completed.returncode}); its output ends:\n{output[-3000:]}")
 
 
-def time_file(path: str, count: int, env: dict[str, str]) -> float:
-    """Wall seconds of ``python path``, in its own session; stops the run if a test did not
-    pass, or if a process of its session outlives it (those are killed)."""
-    started = time.perf_counter()
+def test_starts(path: str, count: int, env: dict[str, str]) -> list[float]:
+    """When each test of ``python path`` started (seconds, in its own clock); the file runs
+    in its own session. Stops the run if a test did not pass, or if a process of its session
+    outlives it (those are killed)."""
     process = subprocess.Popen([sys.executable, path], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
@@ -146,7 +163,6 @@ def time_file(path: str, count: int, env: dict[str, str]) -> float:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
         raise SystemExit(f"benchmark file {path} took over {FILE_TIMEOUT:.0f} s (killed)")
-    elapsed = time.perf_counter() - started
     deadline = time.monotonic() + 5.0
     while _session_alive(process.pid):  # its session id is its pid (start_new_session)
         if time.monotonic() > deadline:
@@ -155,7 +171,11 @@ def time_file(path: str, count: int, env: dict[str, str]) -> float:
         time.sleep(0.05)
     check_passed(path, count, subprocess.CompletedProcess(process.args, process.returncode,
                                                           stdout, stderr))
-    return elapsed
+    found = STARTS.search(stdout)
+    starts = [float(t) for t in found.group(1).split()] if found else []
+    if len(starts) != count:
+        raise SystemExit(f"benchmark file {path} noted {len(starts)} test starts, expected {count}")
+    return starts
 
 
 def _session_alive(pgid: int) -> bool:
@@ -167,28 +187,27 @@ def _session_alive(pgid: int) -> bool:
 
 
 def ratio(fresh: float, kept: float) -> str:
-    return f"{fresh / kept:.1f}x" if kept > 0 else "n/a (kept cost <= 0: below the noise)"
+    return f"{fresh / kept:.1f}x" if kept > 0 else "n/a"
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--small", type=int, default=2, help="S: tests in the small file (2)")
-    parser.add_argument("--large", type=int, default=62,
-                        help="L: tests in the large file, all harnesses but torch-fresh (62)")
-    parser.add_argument("--large-spawn", type=int, default=None,
-                        help="L for torch-fresh, seconds per test (default min(6, --large))")
-    parser.add_argument("--repeats", type=int, default=3, help="timings of each file; median (3)")
+    parser.add_argument("--tests", type=int, default=42,
+                        help="N: tests in each file, all harnesses but torch-fresh (42)")
+    parser.add_argument("--tests-spawn", type=int, default=None,
+                        help="N for torch-fresh, seconds per test (default min(6, --tests))")
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each file, pooled (3)")
     parser.add_argument("--only", default=",".join(HARNESSES),
                         help=f"comma-separated harnesses to run, of {','.join(HARNESSES)}")
     args = parser.parse_args(argv)
-    if args.large_spawn is None:
-        args.large_spawn = min(6, args.large)
+    if args.tests_spawn is None:
+        args.tests_spawn = min(6, args.tests)
     args.only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in args.only if name not in HARNESSES]
     if unknown or not args.only:
         parser.error(f"--only takes harnesses among {','.join(HARNESSES)}, got {unknown or 'none'}")
-    if not 0 < args.small < min(args.large, args.large_spawn) or args.repeats < 1:
-        parser.error("need 0 < --small < --large, --small < --large-spawn and --repeats >= 1")
+    if min(args.tests, args.tests_spawn) < 3 or args.repeats < 1:
+        parser.error("need --tests >= 3, --tests-spawn >= 3 and --repeats >= 1")
     return args
 
 
@@ -196,10 +215,12 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     import torch  # after the arguments: a bad command line fails fast
 
-    sizes = {h: (args.small, args.large_spawn if h == SPAWNING else args.large) for h in args.only}
+    counts = {h: args.tests_spawn if h == SPAWNING else args.tests for h in args.only}
     print(f"torch {torch.__version__}, Python {sys.version.split()[0]}, {os.cpu_count()} cores; "
-          f"per-test cost (T(L) - T(S)) / (L - S), median of {args.repeats}", flush=True)
-    walls: dict[tuple[str, str, int], list[float]] = {}
+          f"per-test cost: median start-to-start time after the first test, {args.repeats} runs",
+          flush=True)
+    steps: dict[tuple[str, str], list[float]] = {}
+    firsts: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="continuous_ranks_") as directory:
         tmp = os.path.join(directory, "tmp")
         os.mkdir(tmp)
@@ -207,31 +228,31 @@ def main(argv: list[str]) -> int:
         files = {}
         for harness in args.only:
             for test in TESTS:
-                for count in sizes[harness]:
-                    path = os.path.join(directory, f"bench_{harness.replace('-', '_')}_{test}_{count}.py")
-                    with open(path, "w") as f:
-                        f.write(source(harness, test, count))
-                    files[harness, test, count] = path
+                path = os.path.join(directory, f"bench_{harness.replace('-', '_')}_{test}.py")
+                with open(path, "w") as f:
+                    f.write(source(harness, test, counts[harness]))
+                files[harness, test] = path
         for repeat in range(args.repeats):
-            for (harness, test, count), path in files.items():
-                walls.setdefault((harness, test, count), []).append(time_file(path, count, env))
-                print(f"  repeat {repeat + 1}/{args.repeats} {harness:11} {test:10} {count:3} tests: "
-                      f"{walls[harness, test, count][-1]:7.2f} s", flush=True)
+            for (harness, test), path in files.items():
+                starts = test_starts(path, counts[harness], env)
+                gaps = [b - a for a, b in zip(starts, starts[1:])]
+                firsts.setdefault((harness, test), []).append(gaps[0])
+                steps.setdefault((harness, test), []).extend(gaps[1:])
+                print(f"  run {repeat + 1}/{args.repeats} {harness:11} {test:10}: first test "
+                      f"{gaps[0]:6.2f} s, then {statistics.median(gaps[1:]) * 1000:8.1f} ms per test",
+                      flush=True)
 
-    median = {key: statistics.median(values) for key, values in walls.items()}
-    per_test = {(h, t): (median[h, t, sizes[h][1]] - median[h, t, sizes[h][0]])
-                / (sizes[h][1] - sizes[h][0]) for h in args.only for t in TESTS}
+    per_test = {key: statistics.median(values) for key, values in steps.items()}
     labels = [TESTS[t][2] for t in TESTS]
     print()
-    print(f"torch {torch.__version__}, {os.cpu_count()} cores, median of {args.repeats} repeats\n")
-    print("| harness | " + " | ".join(f"{label} per test" for label in labels) + " | "
-          + " | ".join(f"{label} T(S)" for label in labels) + " | S / L |")
+    print(f"torch {torch.__version__}, {os.cpu_count()} cores, {args.repeats} runs of each file\n")
+    print("| harness | " + " | ".join(f"{label}: per test" for label in labels) + " | "
+          + " | ".join(f"{label}: first test" for label in labels) + " | tests per file |")
     print("|---|" + "---|" * (2 * len(TESTS) + 1))
     for harness in args.only:
-        small, large = sizes[harness]
         cells = [f"{per_test[harness, t] * 1000:.1f} ms" for t in TESTS]
-        cells += [f"{median[harness, t, small]:.2f} s" for t in TESTS]
-        print(f"| {HARNESSES[harness][3]} | " + " | ".join(cells) + f" | {small} / {large} |")
+        cells += [f"{statistics.median(firsts[harness, t]):.2f} s" for t in TESTS]
+        print(f"| {HARNESSES[harness][3]} | " + " | ".join(cells) + f" | {counts[harness]} |")
     if "ours-fresh" in args.only and "ours-kept" in args.only:
         ratios = ", ".join(f"{TESTS[t][2]} {ratio(per_test['ours-fresh', t], per_test['ours-kept', t])}"
                            for t in TESTS)
