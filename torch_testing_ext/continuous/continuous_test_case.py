@@ -31,9 +31,7 @@ Example::
 from __future__ import annotations
 
 import datetime
-import functools
 import os
-import types
 import unittest
 import warnings
 from typing import Any
@@ -43,14 +41,14 @@ import torch.distributed as dist
 from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
-from ..multiprocess import fork_server
-from ..multiprocess.leftovers import LeftoverProcessWarning, describe_leftovers
 from ..launcher.launched_test import run_as_launched_rank
 from ..launcher.launched_world import LaunchedRank, launched_rank, too_few_ranks_reason
-from ..multiprocess.multiprocess_test_case import verdict_with_leftovers
+from ..multiprocess import fork_server
+from ..multiprocess.leftovers import LeftoverProcessWarning, describe_leftovers
+from ..multiprocess.multiprocess_test_case import dispatch_to_ranks, verdict_with_leftovers, world_facts
 from ..multiprocess.rank_outcome import raise_verdict
 from ..multiprocess.rank_process import run_between_hooks
-from ..multiprocess.rank_protocol import RankFacts, RankTask, current_rank_facts
+from ..multiprocess.rank_protocol import RankTask, current_rank_facts
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
@@ -93,14 +91,7 @@ class MultiProcContinuousTest(TestCase):
 
     def __init__(self, methodName: str = "runTest") -> None:
         super().__init__(methodName)
-        if current_rank_facts() is None and methodName != "runTest":
-            original = getattr(type(self), methodName)
-
-            @functools.wraps(original)
-            def run_on_ranks(test: MultiProcContinuousTest) -> None:
-                test._run_on_ranks()
-
-            setattr(self, methodName, types.MethodType(run_on_ranks, self))
+        dispatch_to_ranks(self, methodName)
 
     # -- upstream's class hooks ----------------------------------------------------------------
 
@@ -175,12 +166,6 @@ class MultiProcContinuousTest(TestCase):
                 settings.positive_integer(f"{name}.world_size", self._world_size()),
                 settings.LEFTOVER_PROCESSES.get())
 
-    @staticmethod
-    def _facts(world_size: int, world_dir: str) -> list[RankFacts]:
-        return [RankFacts(rank, world_size, devices.rank_device(rank),
-                          devices.default_backend(devices.rank_device(rank)), world_dir)
-                for rank in range(world_size)]
-
     def _run_on_ranks(self) -> None:
         launched = launched_rank()
         if launched is not None:
@@ -191,7 +176,7 @@ class MultiProcContinuousTest(TestCase):
         worlds = cls.__dict__.get("_worlds")
         if worlds is None:
             worlds = ClassWorlds(cls.__module__, cls.__qualname__, fork_server.run_directory(),
-                                 self._facts)
+                                 world_facts)
             cls._worlds = worlds
         task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
         # Processes a test leaves are found when its world closes; "fail" needs them per test.

@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
 
 from .._torch_private import run_multiprocessing_finalizers
-from ..multiprocess.fork_server import adopt_environment
 from ..multiprocess.rank_outcome import RankOutcome, outcome_of
-from ..multiprocess.rank_process import redirect_output, resolve_class, run_test_method, watch_lifeline
-from ..multiprocess.rank_protocol import RankFacts, enter_rank
+from ..multiprocess.rank_process import become_rank, resolve_class, run_test_method
+from ..multiprocess.rank_protocol import RankFacts
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
 from .leak_check import RankState, find_leaks
@@ -72,12 +70,7 @@ def _checked(outcome: RankOutcome, before: RankState) -> RankOutcome:
 def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifeline: Connection) -> None:
     """Entry point of a kept rank: make the world, then run each task received on
     ``connection`` and send back its outcome, until ``None`` or end-of-file."""
-    os.setsid()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server's handler is not ours
-    watch_lifeline(lifeline)
-    log = redirect_output(facts.log_path)
-    adopt_environment(world.environ)
-    enter_rank(facts)
+    log = become_rank(facts, world.environ, lifeline)
     cls = resolve_class(world.module, world.qualname)
     refusal = _make_world(cls, facts)
     before = RankState.take(facts.device)

@@ -51,7 +51,8 @@ from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
 from .supervisor import RanksEnded
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
-           "LeftoverProcessWarning", "verdict_with_leftovers"]
+           "LeftoverProcessWarning", "dispatch_to_ranks", "world_facts",
+           "verdict_with_leftovers"]
 
 __unittest = True
 
@@ -96,15 +97,7 @@ class MultiProcessTestCase(TestCase):
 
     def __init__(self, methodName: str = "runTest") -> None:
         super().__init__(methodName)
-        if current_rank_facts() is None and methodName != "runTest":
-            original = getattr(type(self), methodName)
-
-            @functools.wraps(original)
-            def run_on_ranks(test: MultiProcessTestCase) -> None:
-                test._run_on_ranks()
-
-            # A bound method, so that unittest's loader treats it like the method it replaces.
-            setattr(self, methodName, types.MethodType(run_on_ranks, self))
+        dispatch_to_ranks(self, methodName)
 
     # -- what a rank knows -------------------------------------------------------------------
 
@@ -183,9 +176,7 @@ class MultiProcessTestCase(TestCase):
                 settings.LEFTOVER_PROCESSES.get())
 
     def _world(self, world_size: int) -> list[RankFacts]:
-        return [RankFacts(rank, world_size, devices.rank_device(rank),
-                          devices.default_backend(devices.rank_device(rank)), self._test_dir)
-                for rank in range(world_size)]
+        return world_facts(world_size, self._test_dir)
 
     def _run_on_ranks(self) -> None:
         launched = launched_rank()
@@ -222,6 +213,28 @@ class MultiProcessTestCase(TestCase):
             self.addCleanup(run.end)
             run.begin(timeout)
         raise_verdict(run.run(body, timeout, world_size))
+
+
+def world_facts(world_size: int, test_dir: str) -> list[RankFacts]:
+    """The facts of ``world_size`` ranks on this machine's devices, meeting in ``test_dir``."""
+    return [RankFacts(rank, world_size, devices.rank_device(rank),
+                      devices.default_backend(devices.rank_device(rank)), test_dir)
+            for rank in range(world_size)]
+
+
+def dispatch_to_ranks(test: TestCase, method_name: str) -> None:
+    """In the test's own process, make ``test``'s method ``method_name`` call
+    ``test._run_on_ranks()`` (which runs the class's method on the ranks); in a rank, leave it."""
+    if current_rank_facts() is not None or method_name == "runTest":
+        return
+    original = getattr(type(test), method_name)
+
+    @functools.wraps(original)
+    def run_on_ranks(self: TestCase) -> None:
+        self._run_on_ranks()  # type: ignore[attr-defined]
+
+    # A bound method, so that unittest's loader treats it like the method it replaces.
+    setattr(test, method_name, types.MethodType(run_on_ranks, test))
 
 
 def verdict_with_leftovers(ended: RanksEnded, leftover_policy: str, test_id: str) -> Verdict:

@@ -27,7 +27,7 @@ from .fork_server import adopt_environment
 from .rank_outcome import RankOutcome, outcome_of
 from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
 
-__all__ = ["run_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
+__all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
            "resolve_class", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
@@ -108,16 +108,24 @@ def run_test_method(task: RankTask, rank: int) -> RankOutcome:
     return RankOutcome(rank, Status.PASSED)
 
 
-def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Connection) -> None:
-    """Entry point of a rank process: run ``task`` as the rank ``facts`` describes, send a
-    RankOutcome on ``result``, then wait for the supervisor's release on ``result`` before
-    tearing down and exiting."""
+def become_rank(facts: RankFacts, environ: dict[str, str], lifeline: Connection) -> Any:
+    """What every rank process does first: lead its own process group, die with the test
+    process (``lifeline``), write its output to its log, take the test process's environment
+    and enter ``facts``. Returns the open log."""
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server's handler is not ours
     watch_lifeline(lifeline)
     log = redirect_output(facts.log_path)
-    adopt_environment(task.environ)
+    adopt_environment(environ)
     enter_rank(facts)
+    return log
+
+
+def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Connection) -> None:
+    """Entry point of a rank process: run ``task`` as the rank ``facts`` describes, send a
+    RankOutcome on ``result``, then wait for the supervisor's release on ``result`` before
+    tearing down and exiting."""
+    log = become_rank(facts, task.environ, lifeline)
     outcome = run_test_method(task, facts.rank)
     sys.stdout.flush()
     sys.stderr.flush()
