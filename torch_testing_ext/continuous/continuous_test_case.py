@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import unittest
 import warnings
 from typing import Any
 
@@ -42,10 +41,15 @@ from .. import devices
 from .._torch_private import test_method_name
 from ..case.test_case import TestCase, current_seed
 from ..launcher.launched_test import run_as_launched_rank
-from ..launcher.launched_world import LaunchedRank, launched_rank, too_few_ranks_reason
+from ..launcher.launched_world import LaunchedRank, launched_rank
 from ..multiprocess import fork_server
 from ..multiprocess.leftovers import LeftoverProcessWarning, describe_leftovers
-from ..multiprocess.multiprocess_test_case import dispatch_to_ranks, verdict_with_leftovers, world_facts
+from ..multiprocess.multiprocess_test_case import (
+    dispatch_to_ranks,
+    launched_settings,
+    verdict_with_leftovers,
+    world_facts,
+)
 from ..multiprocess.rank_outcome import raise_verdict
 from ..multiprocess.rank_process import run_between_hooks
 from ..multiprocess.rank_protocol import RankTask, current_rank_facts
@@ -187,10 +191,7 @@ class MultiProcContinuousTest(TestCase):
     def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
         """Run the test here as the launched rank: the class's group made for it and
         destroyed after it (the launcher, not this class, keeps the processes)."""
-        timeout, world_size, _ = skip_or_check_settings(self, self._checked_settings)
-        reason = too_few_ranks_reason(type(self).__name__, world_size, launched)
-        if reason:
-            raise unittest.SkipTest(reason)
+        timeout, world_size = launched_settings(self, launched)
         cls = type(self)
 
         def with_class_group() -> None:

@@ -15,23 +15,13 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
 
-from ..multiprocess.fork_server import server_pid
-from ..multiprocess.leftovers import Leftover, find_leftovers, kill_leftovers
+from ..multiprocess.leftovers import Leftover
 from ..multiprocess.rank_outcome import RankOutcome
 from ..multiprocess.rank_protocol import RankFacts, RankTask
-from ..multiprocess.supervisor import (
-    EXIT_GRACE,
-    RanksEnded,
-    RankWatch,
-    kill_process_group,
-    output_tail,
-    start_rank_processes,
-    wait_for_outcomes,
-)
+from ..multiprocess.supervisor import RanksEnded, RankWatch, wait_for_outcomes
 from ..reporting.status import Status
 from ..run import interrupts
 from .persistent_rank import WorldTask, serve_rank
@@ -40,7 +30,7 @@ __all__ = ["PersistentWorld", "ClassWorlds"]
 
 __unittest = True
 
-_KEPT = (Status.PASSED, Status.SKIPPED)
+_KEPT = frozenset({Status.PASSED, Status.SKIPPED})
 
 
 def _log_size(path: str) -> int:
@@ -56,59 +46,34 @@ class PersistentWorld:
     def __init__(self, world: WorldTask, facts: Sequence[RankFacts], context: BaseContext) -> None:
         self.facts = list(facts)
         self.size = len(self.facts)
-        processes, self._connections, self._lifeline = start_rank_processes(
-            context, self.facts, serve_rank, world)
-        self._watch = RankWatch(processes, self._connections)
+        self._ranks = RankWatch(context, self.facts, serve_rank, world)
 
     def run(self, task: RankTask, timeout: float) -> list[RankOutcome]:
         """Run ``task`` on every rank; every rank's outcome, sorted by rank."""
-        logs = {facts.rank: (facts.log_path, _log_size(facts.log_path)) for facts in self.facts}
-        self._watch.outcomes = {}
-        for rank, connection in self._connections.items():
-            try:
-                connection.send(task)
-            except (OSError, ValueError):  # the rank is gone: its exit is its outcome
-                pass
-        wait_for_outcomes(self._watch, timeout)
-        outcomes = [self._watch.outcomes[rank] for rank in sorted(self._watch.outcomes)]
-        for outcome in outcomes:
-            if outcome.status.is_problem:
-                path, start = logs[outcome.rank]
-                outcome.output_tail = output_tail(path, since=start)
-        return outcomes
+        log_sizes = {facts.rank: _log_size(facts.log_path) for facts in self.facts}
+        self._ranks.outcomes = {}
+        self._ranks.send_all(task)
+        wait_for_outcomes(self._ranks, timeout)
+        self._ranks.attach_tails(since=log_sizes)  # what each rank wrote during this test
+        return self._ranks.sorted_outcomes()
 
     def keeps_after(self, outcomes: list[RankOutcome]) -> bool:
         """Whether the next test may run on this world: every rank ended the last test the
         same way, passed or skipped, and is still running."""
         statuses = {outcome.status for outcome in outcomes}
-        return (len(statuses) == 1 and statuses <= set(_KEPT)
-                and all(process.is_alive() for process in self._watch.processes.values()))
+        return (len(statuses) == 1 and statuses <= _KEPT
+                and all(process.is_alive() for process in self._ranks.processes.values()))
 
     def leftovers(self) -> list[Leftover]:
-        """Processes the ranks started and left running (found below the fork server), killed."""
-        leftovers = find_leftovers(server_pid(), [p.pid for p in self._watch.processes.values() if p.pid])
-        kill_leftovers(leftovers)
-        return leftovers
+        """Processes the ranks started and left running, killed."""
+        return self._ranks.leftovers()
 
     def close(self) -> list[Leftover]:
         """Stop every rank (politely first) and kill whatever they started; what they started
         and left running is returned (killed by then)."""
-        processes = self._watch.processes
-        for connection in self._connections.values():
-            try:
-                connection.send(None)
-            except (OSError, ValueError):
-                pass
-        deadline = time.monotonic() + EXIT_GRACE
-        for process in processes.values():
-            process.join(max(0.0, deadline - time.monotonic()))
-        leftovers = self.leftovers()
-        for process in processes.values():
-            kill_process_group(process)
-            process.join()
-        for connection in self._connections.values():
-            connection.close()
-        self._lifeline.close()
+        self._ranks.send_all(None)
+        leftovers = self._ranks.end()
+        self._ranks.close()
         shutil.rmtree(self.facts[0].test_dir, ignore_errors=True)
         return leftovers
 

@@ -51,7 +51,7 @@ from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
 from .supervisor import RanksEnded
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
-           "LeftoverProcessWarning", "dispatch_to_ranks", "world_facts",
+           "LeftoverProcessWarning", "dispatch_to_ranks", "launched_settings", "world_facts",
            "verdict_with_leftovers"]
 
 __unittest = True
@@ -202,10 +202,7 @@ class MultiProcessTestCase(TestCase):
             return DEFAULT_TEST_TIMEOUT
 
     def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
-        timeout, world_size, _ = skip_or_check_settings(self, self._checked_settings)
-        reason = too_few_ranks_reason(type(self).__name__, world_size, launched)
-        if reason:
-            raise unittest.SkipTest(reason)
+        timeout, world_size = launched_settings(self, launched)
         body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
         run = getattr(self, "_launched_test", None)
         if run is None:  # setUp did not run (a subclass's setUp without super())
@@ -213,6 +210,16 @@ class MultiProcessTestCase(TestCase):
             self.addCleanup(run.end)
             run.begin(timeout)
         raise_verdict(run.run(body, timeout, world_size))
+
+
+def launched_settings(test: TestCase, launched: LaunchedRank) -> tuple[float, int]:
+    """The timeout and world size of ``test`` run as a launched rank: ``SkipTest`` if a skip
+    decorator says so, or if the test needs more ranks than the launcher started."""
+    timeout, world_size, _ = skip_or_check_settings(test, test._checked_settings)  # type: ignore[attr-defined]
+    reason = too_few_ranks_reason(type(test).__name__, world_size, launched)
+    if reason:
+        raise unittest.SkipTest(reason)
+    return timeout, world_size
 
 
 def world_facts(world_size: int, test_dir: str) -> list[RankFacts]:

@@ -32,9 +32,8 @@ from .rank_process import run_rank
 from .rank_protocol import RankFacts, RankTask
 from .skip_exit_codes import skip_reason_for_exit_code
 
-__all__ = ["RanksEnded", "RankWatch", "run_ranks", "start_rank_processes", "wait_for_outcomes",
-           "kill_process_group", "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT",
-           "EXIT_GRACE"]
+__all__ = ["RanksEnded", "RankWatch", "run_ranks", "wait_for_outcomes", "kill_process_group",
+           "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
 
 __unittest = True
 
@@ -87,49 +86,38 @@ def _death_notice(rank: int, exitcode: int | None) -> RankOutcome:
     return RankOutcome(rank, Status.DIED, f"rank {rank} exited with code {exitcode} without reporting an outcome")
 
 
-def start_rank_processes(
-    context: BaseContext, world: Sequence[RankFacts], target: Callable[..., None], task: object
-) -> tuple[dict[int, BaseProcess], dict[int, Connection], Connection]:
-    """Start one process per rank of ``world`` running ``target(task, facts, connection,
-    lifeline)``; return the processes and our ends of their duplex connections by rank, and
-    the lifeline's write end (the ranks kill themselves when it closes)."""
-    # Ranks hold the read end of the lifeline; the caller holds the write end until they are gone.
-    lifeline, keep = context.Pipe(duplex=False)
-    processes: dict[int, BaseProcess] = {}
-    connections: dict[int, Connection] = {}
-    try:
-        for facts in world:
-            # Duplex: the rank reports on it, and is told on it what to do next.
-            ours, theirs = context.Pipe(duplex=True)
-            connections[facts.rank] = ours
-            process = context.Process(target=target, args=(task, facts, theirs, lifeline),
-                                      name=f"rank-{facts.rank}", daemon=False)
-            processes[facts.rank] = process
-            try:
-                process.start()
-            finally:
-                theirs.close()
-    except BaseException:  # a rank that could not start (or Ctrl-C): none of them stays
-        for process in processes.values():
-            kill_process_group(process)
-            if process.pid is not None:
-                process.join()
-        for connection in connections.values():
-            connection.close()
-        keep.close()
-        raise
-    finally:
-        lifeline.close()
-    return processes, connections, keep
-
-
 class RankWatch:
-    """Rank processes and what they have reported about one test so far."""
+    """Rank processes forked from the server, our ends of their connections, and what they
+    have reported about the current test.
 
-    def __init__(self, processes: dict[int, BaseProcess], connections: dict[int, Connection]) -> None:
-        self.processes = processes
-        self.connections = connections
+    Each rank runs ``target(task, facts, connection, lifeline)``: it reports on its duplex
+    connection and is told there what to do next; it kills itself when the lifeline (whose
+    write end we hold) closes. A rank that cannot start takes those already started with it.
+    """
+
+    def __init__(self, context: BaseContext, world: Sequence[RankFacts], target: Callable[..., None],
+                 task: object) -> None:
+        self.processes: dict[int, BaseProcess] = {}
+        self.connections: dict[int, Connection] = {}
         self.outcomes: dict[int, RankOutcome] = {}
+        self.logs = {facts.rank: facts.log_path for facts in world}
+        lifeline, self._lifeline = context.Pipe(duplex=False)
+        try:
+            for facts in world:
+                ours, theirs = context.Pipe(duplex=True)
+                self.connections[facts.rank] = ours
+                process = context.Process(target=target, args=(task, facts, theirs, lifeline),
+                                          name=f"rank-{facts.rank}", daemon=False)
+                self.processes[facts.rank] = process
+                try:
+                    process.start()
+                finally:
+                    theirs.close()
+        except BaseException:  # a rank that could not start (or Ctrl-C): none of them stays
+            self.close()
+            raise
+        finally:
+            lifeline.close()
 
     def running(self) -> list[int]:
         """The ranks that have not reported (or died) yet."""
@@ -169,42 +157,44 @@ class RankWatch:
             kill_process_group(self.processes[rank])
             self.outcomes.setdefault(rank, RankOutcome(rank, status, detail))
 
-
-class _Ranks(RankWatch):
-    """The fresh ranks of one test: started for it, released and gone after it."""
-
-    def __init__(self, task: RankTask, world: Sequence[RankFacts], context: BaseContext) -> None:
-        processes, connections, self._lifeline = start_rank_processes(context, world, run_rank, task)
-        super().__init__(processes, connections)
-        self.logs = {facts.rank: facts.log_path for facts in world}
-
-    def release(self) -> None:
-        """Tell every rank that no rank is running any more: a rank that reported may now
-        tear down its process groups and exit (ranks already gone are passed over)."""
+    def send_all(self, message: object) -> None:
+        """Send ``message`` to every rank (ranks already gone are passed over: their exit is
+        what they report)."""
         for connection in self.connections.values():
             try:
-                connection.send(RELEASE)
-            except (OSError, ValueError):  # the rank is already gone
+                connection.send(message)
+            except (OSError, ValueError):
                 pass
 
-    def finish(self) -> RanksEnded:
-        """Make sure every rank and whatever the ranks started is gone; attach output tails
-        to the problem outcomes."""
+    def leftovers(self) -> list[Leftover]:
+        """Processes the ranks started and left running (below the fork server), killed."""
+        leftovers = find_leftovers(server_pid(), [p.pid for p in self.processes.values() if p.pid])
+        kill_leftovers(leftovers)
+        return leftovers
+
+    def end(self) -> list[Leftover]:
+        """Give the ranks ``EXIT_GRACE`` s to exit, then kill them and what they left running
+        (found first, while the ranks' process groups still say who started it); return that."""
         deadline = time.monotonic() + EXIT_GRACE
         for process in self.processes.values():
             process.join(max(0.0, deadline - time.monotonic()))
-        # Before the ranks' process groups are killed: what is left of them is named too.
-        leftovers = find_leftovers(server_pid(), [p.pid for p in self.processes.values() if p.pid])
+        leftovers = self.leftovers()
         for process in self.processes.values():
             kill_process_group(process)
             process.join()
-        kill_leftovers(leftovers)
+        return leftovers
+
+    def attach_tails(self, since: dict[int, int] | None = None) -> None:
+        """Give each problem outcome the last lines of its rank's log (from byte ``since[rank]``)."""
         for rank, outcome in self.outcomes.items():
             if outcome.status.is_problem:
-                outcome.output_tail = output_tail(self.logs[rank])
-        return RanksEnded([self.outcomes[rank] for rank in sorted(self.outcomes)], leftovers)
+                outcome.output_tail = output_tail(self.logs[rank], (since or {}).get(rank, 0))
+
+    def sorted_outcomes(self) -> list[RankOutcome]:
+        return [self.outcomes[rank] for rank in sorted(self.outcomes)]
 
     def close(self) -> None:
+        """Kill every rank with its process group, reap it, and close our connections."""
         for process in self.processes.values():
             kill_process_group(process)
         for process in self.processes.values():
@@ -213,6 +203,25 @@ class _Ranks(RankWatch):
         for connection in self.connections.values():
             connection.close()
         self._lifeline.close()
+
+
+class _Ranks(RankWatch):
+    """The fresh ranks of one test: started for it, released and gone after it."""
+
+    def __init__(self, task: RankTask, world: Sequence[RankFacts], context: BaseContext) -> None:
+        super().__init__(context, world, run_rank, task)
+
+    def release(self) -> None:
+        """Tell every rank that no rank is running any more: a rank that reported may now
+        tear down its process groups and exit."""
+        self.send_all(RELEASE)
+
+    def finish(self) -> RanksEnded:
+        """Make sure every rank and whatever the ranks started is gone; attach output tails
+        to the problem outcomes."""
+        leftovers = self.end()
+        self.attach_tails()
+        return RanksEnded(self.sorted_outcomes(), leftovers)
 
 
 def wait_for_outcomes(ranks: RankWatch, timeout: float) -> None:
