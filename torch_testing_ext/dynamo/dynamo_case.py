@@ -21,7 +21,7 @@ from .._torch_private import clear_dynamo_counters, patch_dynamo_config
 from ..case.test_case import TestCase
 from ..run.main import run_tests as _run_tests
 
-__all__ = ["DynamoTestCase", "reset_dynamo", "run_tests_if_available"]
+__all__ = ["DynamoTestCase", "DynamoResetInRanks", "reset_dynamo", "run_tests_if_available"]
 
 __unittest = True
 
@@ -30,6 +30,19 @@ def reset_dynamo() -> None:
     """Forget every compiled frame and clear Dynamo's counters."""
     torch.compiler.reset()
     clear_dynamo_counters()
+
+
+class DynamoResetInRanks:
+    """Mixin for a rank-process test case: Dynamo is reset in each rank before and after
+    each test (compiled frames and counters of one test never reach the next)."""
+
+    def setUpRank(self) -> None:
+        super().setUpRank()  # type: ignore[misc]
+        reset_dynamo()
+
+    def tearDownRank(self) -> None:
+        reset_dynamo()
+        super().tearDownRank()  # type: ignore[misc]
 
 
 class DynamoTestCase(TestCase):

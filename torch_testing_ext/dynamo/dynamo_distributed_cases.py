@@ -9,7 +9,7 @@ from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
 from ..multiprocess.rank_protocol import rank_device_index
 from ..process_groups.rendezvous import init_single_process_group
 from ..process_groups.teardown import destroy_process_groups
-from .dynamo_case import DynamoTestCase, reset_dynamo
+from .dynamo_case import DynamoResetInRanks, DynamoTestCase
 
 __all__ = ["DynamoDistributedSingleProcTestCase", "DynamoDistributedMultiProcTestCase",
            "multiproc_world_size"]
@@ -58,7 +58,7 @@ class DynamoDistributedSingleProcTestCase(DynamoTestCase):
         super().tearDownClass()
 
 
-class DynamoDistributedMultiProcTestCase(MultiProcessTestCase):
+class DynamoDistributedMultiProcTestCase(DynamoResetInRanks, MultiProcessTestCase):
     """Multi-process Dynamo tests: world size = accelerator count (>= 2), else 2 CPU ranks.
 
     Each rank starts and ends its test with a fresh Dynamo (reset, counters cleared). Test
@@ -75,10 +75,3 @@ class DynamoDistributedMultiProcTestCase(MultiProcessTestCase):
         """``device_ids`` for DDP in this rank: ``[rank]`` on an accelerator, None on CPU."""
         return [rank_device_index(self.rank)] if devices.accelerator_type() else None
 
-    def setUpRank(self) -> None:
-        super().setUpRank()
-        reset_dynamo()
-
-    def tearDownRank(self) -> None:
-        reset_dynamo()
-        super().tearDownRank()

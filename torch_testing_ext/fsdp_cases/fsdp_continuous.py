@@ -24,7 +24,7 @@ from .. import devices
 from ..continuous.continuous_test_case import MultiProcContinuousTest
 from ..continuous.groups_per_test import GroupsPerTest
 from ..distributed_cases.subtests import SubtestsMixin
-from ..dynamo.dynamo_case import reset_dynamo
+from ..dynamo.dynamo_case import DynamoResetInRanks
 from .fsdp_test_case import fsdp_world_size, skip_without_a_device_per_rank
 
 __all__ = ["FSDPTestContinuous"]
@@ -32,7 +32,7 @@ __all__ = ["FSDPTestContinuous"]
 __unittest = True
 
 
-class FSDPTestContinuous(GroupsPerTest, SubtestsMixin, MultiProcContinuousTest):
+class FSDPTestContinuous(GroupsPerTest, DynamoResetInRanks, SubtestsMixin, MultiProcContinuousTest):
     """FSDP tests sharing ``world_size`` kept ranks (see :func:`fsdp_world_size`)."""
 
     @property
@@ -54,14 +54,6 @@ class FSDPTestContinuous(GroupsPerTest, SubtestsMixin, MultiProcContinuousTest):
         # NCCL's desync-debug cleanup loop makes FSDP tests flaky (pytorch/pytorch#90848).
         os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "0"
         super()._init_pg(rank, world_size, rdvz_file)
-
-    def setUpRank(self) -> None:
-        super().setUpRank()
-        reset_dynamo()
-
-    def tearDownRank(self) -> None:
-        reset_dynamo()
-        super().tearDownRank()
 
     def _checked_settings(self) -> tuple[float, int, str]:
         timeout, world_size, leftover_policy = super()._checked_settings()

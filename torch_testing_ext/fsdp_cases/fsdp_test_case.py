@@ -20,7 +20,7 @@ import torch.distributed as dist
 
 from .. import devices
 from ..distributed_cases.subtests import SubtestsMixin
-from ..dynamo.dynamo_case import reset_dynamo
+from ..dynamo.dynamo_case import DynamoResetInRanks
 from ..launcher.launched_world import launched_rank
 from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
 from ..multiprocess.rank_protocol import current_rank_facts, rank_device_index
@@ -53,7 +53,7 @@ def skip_without_a_device_per_rank(world_size: int) -> None:
         raise unittest.SkipTest(multi_gpu_skip(world_size).message)
 
 
-class FSDPTest(SubtestsMixin, MultiProcessTestCase):
+class FSDPTest(DynamoResetInRanks, SubtestsMixin, MultiProcessTestCase):
     """Each rank creates the default group on its device's backend (gloo on CPU) through
     ``init_method`` before the test, with Dynamo reset, and selects its accelerator (device
     ``rank``) where there is one.
@@ -105,11 +105,6 @@ class FSDPTest(SubtestsMixin, MultiProcessTestCase):
         init_method = rendezvous_init_method() if facts is not None and facts.launched else self.init_method
         dist.init_process_group(self.backend, init_method=init_method,
                                 rank=self.rank, world_size=self.world_size)
-        reset_dynamo()
-
-    def tearDownRank(self) -> None:
-        reset_dynamo()
-        super().tearDownRank()
 
     # -- in the test's own process -----------------------------------------------------------
 
