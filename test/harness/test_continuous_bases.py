@@ -1,10 +1,13 @@
 """Self-tests of the kept-rank DTensor and FSDP bases, written as their users write tests.
 
-Each class's tests run on one world: the later tests check that they run on the ranks of
-the earlier ones and that what an earlier test's meshes made is gone.
+Each class's tests run on one world: its first test notes each rank's pid in a directory
+the test process made, and its last test checks that it runs in the same processes (it skips,
+visibly, when the first did not run); the DTensor class also checks that what an earlier
+test's meshes made is gone.
 """
 
 import os
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -18,14 +21,42 @@ from torch_testing_ext.distributed._tensor.common_dtensor import DTensorContinuo
 
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks
 
-_first_pid = {}
+NOTES_ENV = "TTE_KEPT_RANK_NOTES"
 
 
-class TestDTensorContinuous(DTensorContinuousTestBase):
+class KeptRanksChecks:
+    """test_0 notes each rank's pid; test_z, the class's last test, runs in the same ones."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.notes = tempfile.TemporaryDirectory(prefix="tte-kept-ranks-")
+        os.environ[NOTES_ENV] = cls.notes.name  # set before the world starts: its ranks see it
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()  # the world closes first
+        os.environ.pop(NOTES_ENV, None)
+        cls.notes.cleanup()
+
+    def _note(self):
+        return os.path.join(os.environ[NOTES_ENV], f"rank{self.rank}")
+
+    def test_0_notes_its_ranks(self):
+        with open(self._note(), "w") as note:
+            note.write(str(os.getpid()))
+
+    def test_z_runs_on_the_ranks_of_the_first_test(self):
+        if not os.path.exists(self._note()):
+            self.skipTest("test_0_notes_its_ranks did not run in this run")
+        with open(self._note()) as note:
+            self.assertEqual(os.getpid(), int(note.read()))
+
+
+class TestDTensorContinuous(KeptRanksChecks, DTensorContinuousTestBase):
     world_size = 4
 
     def test_1_shard_replicate_partial(self):
-        _first_pid[type(self)] = os.getpid()
         mesh = self.build_device_mesh()
         full = torch.arange(16.0, device=self.device_type).reshape(4, 4)
         sharded = distribute_tensor(full, mesh, [Shard(0)])
@@ -43,14 +74,12 @@ class TestDTensorContinuous(DTensorContinuousTestBase):
         x = distribute_tensor(torch.ones(4, 4, device=self.device_type), mesh, [Shard(0), Shard(1)])
         self.assertEqual(x.to_local().shape, (2, 2))
 
-    def test_3_the_next_test_has_the_same_ranks_and_only_the_default_group(self):
-        if type(self) in _first_pid:  # on the same world as test 1 (absent if run alone)
-            self.assertEqual(os.getpid(), _first_pid[type(self)])
+    def test_3_only_the_default_group_is_left(self):
         self.assertEqual(live_process_groups(), [dist.group.WORLD])
         self.assertIs(dist.group.WORLD, type(self).pg)
 
 
-class TestFSDPContinuous(RunSubtestsChecks, TrainParityChecks, FSDPTestContinuous):
+class TestFSDPContinuous(KeptRanksChecks, RunSubtestsChecks, TrainParityChecks, FSDPTestContinuous):
     def test_the_class_group_is_the_process_group(self):
         self.assertIs(self.process_group, dist.group.WORLD)
         self.assertEqual(self.process_group.size(), self.world_size)

@@ -24,6 +24,7 @@ from torch_testing_ext._torch_private import (
     fsdp_param_group_class,
     fsdp_param_group_module,
     fsdp_post_backward_function_class,
+    inductor_config,
 )
 from torch_testing_ext.common_distributed import init_single_process_group
 from torch_testing_ext.common_fsdp import (
@@ -51,7 +52,6 @@ from torch_testing_ext.common_fsdp import (
     requires_pinned_memory,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext._torch_private import inductor_config
 from torch_testing_ext.fsdp_cases import compiled_fsdp
 from torch_testing_ext.fsdp_cases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
 

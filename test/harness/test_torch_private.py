@@ -12,6 +12,7 @@ import os
 import pathlib
 import subprocess
 import sys
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -222,6 +223,11 @@ class TestPrivateAccessContracts(TestCase):
     def test_clear_accelerator_workspaces(self):
         with contract("clear_accelerator_workspaces"):
             private.clear_accelerator_workspaces("cpu")  # nothing to free, nothing raised
+            with mock.patch.object(torch._C, "_cuda_clearCublasWorkspaces", create=True) as clear:
+                private.clear_accelerator_workspaces("cpu")
+                clear.assert_not_called()
+                private.clear_accelerator_workspaces("cuda:1")
+                clear.assert_called_once_with()
             if torch.backends.cuda.is_built():  # PyPI's CUDA builds, also without a GPU
                 self.assertTrue(callable(torch._C._cuda_clearCublasWorkspaces))
             if torch.cuda.is_available():
@@ -389,7 +395,6 @@ class TestPrivateAccessContracts(TestCase):
         2 ranks (every collective is issued, none communicates); yield a Counter that holds,
         after the block, the calls of each ``owner.<name>``."""
         import collections
-        from unittest import mock
 
         from torch.distributed.fsdp import fully_shard
         from torch_testing_ext.distributed.fake_pg import FakeStore
