@@ -1,7 +1,7 @@
 """Per-test cost of small distributed tests on kept ranks vs fresh ranks: ours and PyTorch's,
 side by side in one run.
 
-Two tests, each in its own class: a trivial 2-rank test (it asserts the world size) and a
+Two tests, each written into its own file: a trivial 2-rank test (it asserts the world size) and a
 4-rank gloo ``all_reduce`` (the sum of ones is 4). Four harnesses run them:
 
 * ``ours-fresh``: ``torch_testing_ext`` ``MultiProcessTestCase``, world_size ranks forked per
@@ -20,7 +20,8 @@ first test, whose time includes starting the class's ranks (shown as "first test
 interpreter start, imports and the fork server's start, which vary by seconds on a busy
 machine, do not blur a cost of milliseconds. Repeats are interleaved (each repeat runs every
 file once) and pooled. Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
-measures us against it. The temporary directory (also the files' TMPDIR) is removed at the end.
+measures us against it. Each file runs with a TMPDIR of its own; the temporary directory of the
+files is removed at the end.
 
 Usage::
 
@@ -33,12 +34,17 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Run from a checkout without installing the package; the self-tests' marked runs serve here too.
+sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
+
+from fixtures.marked_run import MarkedRun  # noqa: E402
 
 HARNESSES = {  # name: (base class, module of the base, module of run_tests, description)
     "ours-fresh": ("MultiProcessTestCase", "torch_testing_ext.common_distributed",
@@ -51,7 +57,7 @@ HARNESSES = {  # name: (base class, module of the base, module of run_tests, des
     "torch-fresh": ("MultiProcessTestCase", "torch.testing._internal.common_distributed",
                     "torch.testing._internal.common_utils", "PyTorch MultiProcessTestCase"),
 }
-SPAWNING = "torch-fresh"  # seconds per test: measured with --large-spawn tests
+SPAWNING = "torch-fresh"  # its tests take seconds each: its files have --tests-spawn tests
 
 TESTS = {  # name: (world size, body after the group exists, table label)
     "trivial": (2, "assert dist.get_world_size() == 2", "trivial 2-rank"),
@@ -141,49 +147,40 @@ def source(harness: str, test: str, count: int) -> str:
                            hooks=hooks, tests=tests)
 
 
-def check_passed(path: str, count: int, completed: subprocess.CompletedProcess) -> None:
+def check_passed(path: str, count: int, status: int, output: str) -> None:
     """Stop the run unless the file exited 0 and unittest reported ``count`` tests, all OK."""
-    output = completed.stdout + completed.stderr
     ran = RAN.findall(output)
     lines = [line.strip() for line in output.splitlines() if line.strip()]
-    if completed.returncode != 0 or ran != [str(count)] or not lines or lines[-1] != "OK":
+    if status != 0 or ran != [str(count)] or "OK" not in lines:
         raise SystemExit(f"benchmark file {path} did not pass all {count} tests "
-                         f"(exit {completed.returncode}); its output ends:\n{output[-3000:]}")
+                         f"(exit {status}); its output ends:\n{output[-3000:]}")
 
 
-def test_starts(path: str, count: int, env: dict[str, str]) -> list[float]:
-    """When each test of ``python path`` started (seconds, in its own clock); the file runs
-    in its own session. Stops the run if a test did not pass, or if a process of its session
-    outlives it (those are killed)."""
-    process = subprocess.Popen([sys.executable, path], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+def test_starts(path: str, count: int, ours: bool) -> list[float]:
+    """When each test of ``python path`` started (seconds, in its own clock). The file runs as
+    a marked run (its own TMPDIR; every process it starts, in any session, is seen); the run
+    stops if a test did not pass, or if one of ``ours`` leaves a process behind 1 s after it
+    exits (PyTorch's harness leaves its resource tracker to init: that is only noted)."""
+    run = MarkedRun(path)
     try:
-        stdout, stderr = process.communicate(timeout=FILE_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        raise SystemExit(f"benchmark file {path} took over {FILE_TIMEOUT:.0f} s (killed)")
-    deadline = time.monotonic() + 5.0
-    while _session_alive(process.pid):  # its session id is its pid (start_new_session)
-        if time.monotonic() > deadline:
-            os.killpg(process.pid, signal.SIGKILL)
-            raise SystemExit(f"benchmark file {path} left processes behind (killed them)")
-        time.sleep(0.05)
-    check_passed(path, count, subprocess.CompletedProcess(process.args, process.returncode,
-                                                          stdout, stderr))
-    found = STARTS.search(stdout)
+        try:
+            status, output = run.finish(timeout=FILE_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"benchmark file {path} took over {FILE_TIMEOUT:.0f} s (killed)") from None
+        left = run.left_after_bound()
+    finally:
+        run.close()  # kills whatever of it is left
+    if left:
+        note = f"benchmark file {path} left {len(left)} processes behind (killed them)"
+        if ours:
+            raise SystemExit(note)
+        print(f"  note: {note}", flush=True)
+    check_passed(path, count, status, output)
+    found = STARTS.search(output)
     starts = [float(t) for t in found.group(1).split()] if found else []
     if len(starts) != count:
         raise SystemExit(f"benchmark file {path} noted {len(starts)} test starts, expected {count}")
     return starts
-
-
-def _session_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def ratio(fresh: float, kept: float) -> str:
@@ -195,7 +192,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--tests", type=int, default=42,
                         help="N: tests in each file, all harnesses but torch-fresh (42)")
     parser.add_argument("--tests-spawn", type=int, default=None,
-                        help="N for torch-fresh, seconds per test (default min(6, --tests))")
+                        help="N for torch-fresh, whose tests take seconds each (default min(6, --tests))")
     parser.add_argument("--repeats", type=int, default=3, help="runs of each file, pooled (3)")
     parser.add_argument("--only", default=",".join(HARNESSES),
                         help=f"comma-separated harnesses to run, of {','.join(HARNESSES)}")
@@ -222,9 +219,6 @@ def main(argv: list[str]) -> int:
     steps: dict[tuple[str, str], list[float]] = {}
     firsts: dict[tuple[str, str], list[float]] = {}
     with tempfile.TemporaryDirectory(prefix="continuous_ranks_") as directory:
-        tmp = os.path.join(directory, "tmp")
-        os.mkdir(tmp)
-        env = dict(os.environ, TMPDIR=tmp)
         files = {}
         for harness in args.only:
             for test in TESTS:
@@ -234,7 +228,7 @@ def main(argv: list[str]) -> int:
                 files[harness, test] = path
         for repeat in range(args.repeats):
             for (harness, test), path in files.items():
-                starts = test_starts(path, counts[harness], env)
+                starts = test_starts(path, counts[harness], ours=harness.startswith("ours"))
                 gaps = [b - a for a, b in zip(starts, starts[1:])]
                 firsts.setdefault((harness, test), []).append(gaps[0])
                 steps.setdefault((harness, test), []).extend(gaps[1:])
@@ -245,7 +239,7 @@ def main(argv: list[str]) -> int:
     per_test = {key: statistics.median(values) for key, values in steps.items()}
     labels = [TESTS[t][2] for t in TESTS]
     print()
-    print(f"torch {torch.__version__}, {os.cpu_count()} cores, {args.repeats} runs of each file\n")
+    print(f"{args.repeats} runs of each file\n")
     print("| harness | " + " | ".join(f"{label}: per test" for label in labels) + " | "
           + " | ".join(f"{label}: first test" for label in labels) + " | tests per file |")
     print("|---|" + "---|" * (2 * len(TESTS) + 1))
