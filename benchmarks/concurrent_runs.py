@@ -151,7 +151,7 @@ class Run:
     parse: Callable[[str], Counts | None]  # the counts in its output
     reports: Path | None = None
     marked: MarkedRun | None = None  # from start() on
-    left: list[int] = dataclasses.field(default_factory=list)  # EXIT_BOUND s after its exit
+    left: list[int] | None = None  # EXIT_BOUND s after its exit; None: not known
     returncode: int | None = None  # from here on, filled in by conclude()
     counts: Counts | None = None
     collisions: list[str] = dataclasses.field(default_factory=list)
@@ -166,7 +166,8 @@ class Run:
     def conclude(self, returncode: int, output: str, left: list | None) -> None:
         """Note how it ended and read what it produced (before its directory is removed)."""
         self.returncode = returncode
-        self.left = [pid for pid, _info in left or []]
+        # None from watch_all: still going after the timeout and the kill's wait.
+        self.left = None if left is None else [pid for pid, _info in left]
         self.counts = self.parse(output)
         self.tail = output.splitlines()[-TAIL_LINES:]
         texts = [output]
@@ -188,7 +189,7 @@ class Run:
 
     @property
     def clean(self) -> bool:
-        return self.passed and not (self.left or self.collisions or self.tmp_left)
+        return self.passed and self.left == [] and not (self.collisions or self.tmp_left)
 
 
 @dataclasses.dataclass
@@ -257,7 +258,11 @@ def run_scenario(scenario: Scenario, args: argparse.Namespace, inductor_cache: s
         counts, marked = run.counts, run.marked
         shown = "?" if counts is None else f"{counts.passed} passed, {counts.failed} failed, {counts.skipped} skipped"
         print(f"  {run.label}: exit {run.returncode}, {shown}, {len(marked.seen)} processes seen, "
-              f"{len(run.left)} left, {marked.exited_at - marked.started_at:.1f} s", flush=True)
+              f"{_count(run.left)} left, {marked.exited_at - marked.started_at:.1f} s", flush=True)
+
+
+def _count(pids: list[int] | None) -> str:
+    return "?" if pids is None else str(len(pids))
 
 
 def table(scenarios: list[Scenario]) -> str:
@@ -273,7 +278,8 @@ def table(scenarios: list[Scenario]) -> str:
         rows.append((s.name, f"{ok_runs}/{len(s.runs)} ok", str(total.passed), failed, str(total.skipped),
                      str(sum(bool(run.collisions) for run in s.runs)),
                      str(sum(len(run.marked.seen) for run in s.runs)),
-                     str(sum(len(run.left) for run in s.runs)),
+                     _count(None if any(run.left is None for run in s.runs)
+                            else [pid for run in s.runs for pid in run.left or []]),
                      str(sum(len(run.tmp_left) for run in s.runs)), f"{s.wall:.0f} s"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
@@ -290,7 +296,9 @@ def details(scenarios: list[Scenario]) -> str:
                 problems.append(f"failed (exit {run.returncode}); the end of its output:")
                 problems += [f"  | {line}" for line in run.tail]
             problems += [f"collision? {line[:200]}" for line in run.collisions[:5]]
-            problems += [f"left: pid {pid}: {run.command(pid)[:200]}" for pid in run.left]
+            if run.left is None:
+                problems.append("still running after the timeout and the kill: what it left is not known")
+            problems += [f"left: pid {pid}: {run.command(pid)[:200]}" for pid in run.left or []]
             problems += [f"left in TMPDIR: {name}" for name in run.tmp_left[:10]]
             if problems:
                 lines.append(f"{s.name} / {run.label}: {shlex.join(run.marked.argv)}")
