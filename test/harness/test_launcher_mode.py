@@ -18,10 +18,12 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from unittest import mock
 
 import torch.distributed as dist
 
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.launcher import launched_test
 from torch_testing_ext.launcher.launched_reports import rank_report_path, summary_stream
 from torch_testing_ext.launcher.launched_world import LaunchedRank, launched_rank
 from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
@@ -298,6 +300,21 @@ class TestOutcomeExchange(TestCase):
         self.assertFalse(exchange.wait_until_done(2, time.monotonic() + 0.1))
         exchange.mark_done()
         self.assertTrue(exchange.wait_until_done(2, time.monotonic() + 0.1))
+
+
+class TestLaunchedTestDirectory(TestCase):
+    def test_a_rank_that_cannot_see_rank_0s_directory_makes_its_own_and_removes_it(self):
+        store = dist.HashStore()  # the launcher's store, as rank 1 would see it
+        with mock.patch.object(launched_test, "launcher_store", return_value=store):
+            run = launched_test.LaunchedTest(self, LaunchedRank(1, 2, 1, "localhost", 1))
+            run.exchange.publish_test_dir("/nonexistent/on-this-machine")  # rank 0's, elsewhere
+            run.begin(timeout=1.0)
+            private = run.test_dir
+            self.assertTrue(os.path.isdir(private))
+            self.assertNotEqual(private, "/nonexistent/on-this-machine")
+            run.end()
+        self.assertFalse(os.path.exists(private))
+        self.assertTrue(run.exchange.wait_until_done(1, time.monotonic()))  # it said it is done
 
 
 class TestLaunchedReporting(TestCase):

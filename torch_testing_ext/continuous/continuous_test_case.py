@@ -52,7 +52,7 @@ from ..multiprocess.multiprocess_test_case import (
 )
 from ..multiprocess.rank_outcome import raise_verdict
 from ..multiprocess.rank_process import run_between_hooks
-from ..multiprocess.rank_protocol import RankTask, current_rank_facts
+from ..multiprocess.rank_protocol import RankTask, current_rank_facts, rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..run import settings
 from ..skips.skip_checks import skip_or_check_settings
@@ -116,17 +116,17 @@ class MultiProcContinuousTest(TestCase):
 
     @classmethod
     def _init_pg(cls, rank: int, world_size: int, rdvz_file: str) -> None:
-        """Make this rank's default group on the world's rendezvous file (runs in each rank)."""
-        os.environ["LOCAL_RANK"] = str(rank)  # as torchrun would: init_device_mesh reads it
-        if devices.accelerator_type() is not None and rank < devices.device_count():
-            devices.select_rank_device(rank)
-        facts = current_rank_facts()
-        # Under a launcher the ranks may be on several machines: they meet in its store.
-        meeting: dict[str, Any] = ({"init_method": rendezvous_init_method()} if facts and facts.launched
-                                   else {"store": dist.FileStore(rdvz_file, world_size)})
-        dist.init_process_group(backend=cls.backend_str(), world_size=world_size, rank=rank,
-                                pg_options=cls.opts(),
-                                timeout=datetime.timedelta(seconds=_seconds(cls.timeout)), **meeting)
+        """Make this rank's default group (runs in each rank). The ranks meet through
+        :func:`rendezvous_init_method` (a file of the world, or a launcher's store);
+        ``rdvz_file`` is upstream's parameter: a path every rank agrees on, for an override
+        that makes its own ``FileStore``."""
+        index = rank_device_index(rank)  # the local rank under a launcher
+        os.environ["LOCAL_RANK"] = str(index)  # as torchrun sets it: init_device_mesh reads it
+        if devices.accelerator_type() is not None and index < devices.device_count():
+            devices.select_rank_device(index)
+        dist.init_process_group(backend=cls.backend_str(), init_method=rendezvous_init_method(),
+                                world_size=world_size, rank=rank, pg_options=cls.opts(),
+                                timeout=datetime.timedelta(seconds=_seconds(cls.timeout)))
         cls.pg = dist.group.WORLD
 
     # -- what a rank knows ---------------------------------------------------------------------

@@ -39,16 +39,8 @@ class DistributedTestBase(MultiProcessTestCase):
 
     def setUpRank(self) -> None:
         super().setUpRank()
-        self._saved_world_size_env = os.environ.get("WORLD_SIZE")
-        os.environ["WORLD_SIZE"] = str(self.world_size)  # for upstream-style code that reads it
-
-    def tearDownRank(self) -> None:
-        # Under a launcher the process outlives the test, and WORLD_SIZE was the launcher's.
-        if self._saved_world_size_env is None:
-            os.environ.pop("WORLD_SIZE", None)
-        else:
-            os.environ["WORLD_SIZE"] = self._saved_world_size_env
-        super().tearDownRank()
+        # For upstream-style code that reads it (under a launcher, restored after the test).
+        os.environ["WORLD_SIZE"] = str(self.world_size)
 
     def backend(self, device: str) -> str:  # type: ignore[override]
         """The default process-group backend for ``device`` (cpu: gloo, cuda: nccl, xpu: xccl)."""

@@ -9,12 +9,15 @@
    shared filesystem; a rank that cannot see it gets a private one);
 2. ``run``: this rank enters its facts (rank, world size, its local rank's device, backend,
    directory, a rendezvous in the launcher's store) and runs the task under a
-   :class:`Watchdog`; it publishes its :class:`RankOutcome` (a rank with a problem destroys its
+   :class:`Watchdog` (what the task changes in the environment is undone after it); it publishes its :class:`RankOutcome` (a rank with a problem destroys its
    process groups at once, so that peers waiting in a collective with it raise instead of
    hanging; an error that follows another rank's failure is reported as *stopped* by it);
    it waits for every other rank's outcome (until the deadline and :data:`EXCHANGE_GRACE`),
    destroys the test's groups and returns the verdict of all ranks: every rank reports the same;
-3. ``end``: this rank leaves its facts and removes the directory it made.
+3. ``end`` (after the test's ``tearDown``, also for a test that skipped before ``run``):
+   this rank leaves its facts and says it is done with the test; rank 0, whose directory it
+   is, waits for the others before removing it (so a peer's ``tearDown`` still finds it, and
+   rank 0, which may host the store, outlives every peer's last use of it).
 
 A hung task ends the process at the deadline: the stacks of its threads go to stderr, a *timed
 out* outcome to the store, the abort hooks run (``run_tests`` writes its JUnit XML), and the
@@ -38,15 +41,13 @@ import traceback
 import unittest
 from collections.abc import Callable
 
+import torch.distributed as dist
+
 from .. import devices
 from .._torch_private import thread_frames
 from ..multiprocess.rank_outcome import RankOutcome, Verdict, combine, outcome_of
 from ..multiprocess.rank_protocol import RankFacts, enter_rank, leave_rank
-from ..process_groups.teardown import (
-    destroy_process_groups,
-    holds_process_groups,
-    release_retired_process_groups,
-)
+from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_user_stack
 from ..run import interrupts
@@ -64,7 +65,7 @@ EXCHANGE_GRACE = 10.0  # seconds past the deadline a rank waits for its peers' o
 TEARDOWN_GRACE = 30.0  # seconds past that for destroying the test's process groups
 TEST_DIR_PREFIX = "torch_testing_ext-launched-"
 ABORT_LINGER = 10.0  # seconds a timed-out rank waits for the others to take its outcome
-DONE_WAIT_MIN = 5.0  # seconds rank 0 waits at least for the others to be done with a test
+END_WAIT = 30.0  # seconds rank 0 waits, at a test's end, for the others to be done with it
 # Seconds a rank waits at least for rank 0 to start a test: the ranks of a job reach their
 # first test at different times (each imports torch), whatever the test's timeout.
 START_WAIT_MIN = 60.0
@@ -101,9 +102,7 @@ def _destroy_groups(failed: bool) -> None:
     After a pass every rank is done with its collectives, and the collection (a tenth of a
     second or more with torch loaded) is left to Python.
     """
-    if not holds_process_groups():
-        return
-    if failed:
+    if failed and dist.is_available() and dist.is_initialized():
         gc.collect()
     destroy_process_groups()
     release_retired_process_groups()
@@ -128,6 +127,8 @@ class LaunchedTest:
         self.own_dir: str | None = None  # a directory this rank made, and removes
         self.timeout = 0.0  # of the running task, for expire()
         self.thread = threading.get_ident()
+        self._absent = 0  # ranks that did not report: rank 0 does not wait for them at the end
+        self._done = False  # this rank said it is done with the test's directory
 
     # -- begin -------------------------------------------------------------------------------
 
@@ -158,6 +159,8 @@ class LaunchedTest:
         interrupts.install_sigterm_handler()
         self.timeout = timeout
         deadline = time.monotonic() + timeout
+        # What the task changes in the environment dies with it, as with a rank process.
+        saved_environ = dict(os.environ)
         with Watchdog(deadline, self.expire) as watchdog:
             if self.rank < world_size:
                 enter_rank(self._facts(world_size))
@@ -165,7 +168,7 @@ class LaunchedTest:
                     outcome = self._run_task(task, world_size)
                 except KeyboardInterrupt:
                     self.exchange.publish(RankOutcome(self.rank, Status.INTERRUPTED, "interrupted"))
-                    self.exchange.mark_done()
+                    self._mark_done()
                     raise
                 self.exchange.publish(outcome)
                 if outcome.status.is_problem:
@@ -175,11 +178,9 @@ class LaunchedTest:
                                                      waited=timeout + EXCHANGE_GRACE)
             _destroy_groups(failed=False)
             leave_rank()
-            self.exchange.mark_done()
-            if self.rank == 0:  # the directory is rank 0's: the others must be done with it
-                self.exchange.wait_until_done(self.launched.world_size - len(absent),
-                                              max(deadline + EXCHANGE_GRACE + TEARDOWN_GRACE,
-                                                  time.monotonic() + DONE_WAIT_MIN))
+            os.environ.clear()
+            os.environ.update(saved_environ)
+            self._absent = len(absent)
         return combine(outcomes)
 
     def _facts(self, world_size: int) -> RankFacts:
@@ -225,15 +226,29 @@ class LaunchedTest:
             traceback.print_exc()
         run_abort_hooks(self.test, f"{what} (its process then exited with status {ABORT_EXIT_STATUS})\n"
                                    f"{outcome.detail}")
+        self._done = True  # said above, through the watchdog's own connection
         self.end()
         sys.stdout.flush()
         sys.stderr.flush()
 
     # -- end ---------------------------------------------------------------------------------
 
+    def _mark_done(self) -> None:
+        if not self._done:
+            self._done = True
+            self.exchange.mark_done()
+
     def end(self) -> None:
-        """Leave the rank's facts and remove the directory this rank made (if any)."""
+        """After the test's ``tearDown`` (also when it skipped before running): leave the rank's
+        facts and say this rank is done with the test; rank 0, whose directory it is, waits
+        for the others (at most ``END_WAIT`` s) before removing it. A rank removes the private
+        directory it made, if any."""
         leave_rank()
+        if self.test_dir is not None and not self._done:
+            self._mark_done()
+            if self.rank == 0:
+                self.exchange.wait_until_done(self.launched.world_size - self._absent,
+                                              time.monotonic() + END_WAIT)
         if self.own_dir is not None:
             shutil.rmtree(self.own_dir, ignore_errors=True)
             _own_dirs.discard(self.own_dir)

@@ -20,8 +20,7 @@ from typing import Any
 from .._torch_private import live_process_groups
 from ..multiprocess.rank_protocol import current_rank_facts
 
-__all__ = ["destroy_process_groups", "destroy_groups_made_since", "release_retired_process_groups",
-           "holds_process_groups"]
+__all__ = ["destroy_process_groups", "destroy_groups_made_since", "release_retired_process_groups"]
 
 __unittest = True
 
@@ -53,13 +52,6 @@ def destroy_groups_made_since(before: Collection[Any]) -> None:
         _retired.extend(made)
     for group in made:
         dist.destroy_process_group(group)
-
-
-def holds_process_groups() -> bool:
-    """Whether this process has a live default group or keeps destroyed groups referenced."""
-    import torch.distributed as dist
-
-    return bool(_retired) or dist.is_available() and dist.is_initialized()
 
 
 def release_retired_process_groups() -> None:
