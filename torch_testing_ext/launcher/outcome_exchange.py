@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import torch.distributed as dist
 
@@ -38,17 +38,15 @@ def decode_outcome(text: str | bytes) -> RankOutcome:
     return RankOutcome(int(data["rank"]), Status(data["status"]), data["detail"], data["output_tail"])
 
 
-def _wait_for(store: dist.Store, keys: list[str], deadline: float) -> list[str]:
-    """Wait until every key exists or the deadline passes; return the keys still missing."""
+def _poll(ready: Callable[[], bool], deadline: float) -> bool:
+    """Look until ``ready()`` (True) or the deadline passes (False), in growing pauses."""
     pause = 0.001
-    missing = list(keys)
-    while missing:
-        missing = [key for key in missing if not store.check([key])]
-        if not missing or time.monotonic() >= deadline:
-            break
+    while not ready():
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
         pause = min(pause * 2, POLL_MAX)
-    return missing
+    return True
 
 
 class OutcomeExchange:
@@ -68,9 +66,10 @@ class OutcomeExchange:
 
     def wait_for_test_dir(self, deadline: float) -> str | None:
         """The directory rank 0 published, or None if it did not by the deadline."""
-        if _wait_for(self.store, [self._key("test-dir")], deadline):
+        key = self._key("test-dir")
+        if not _poll(lambda: self.store.check([key]), deadline):
             return None
-        return self.store.get(self._key("test-dir")).decode()
+        return self.store.get(key).decode()
 
     # -- outcomes ----------------------------------------------------------------------------
 
@@ -88,8 +87,11 @@ class OutcomeExchange:
         ranks that did not report by then: they are *timed out* (``waited``: the seconds they
         had)."""
         ranks = list(ranks)
-        _wait_for(self.store, [self._key(f"outcome/{rank}") for rank in ranks], deadline)
-        reported = {outcome.rank: outcome for outcome in self.published(ranks)}
+        keys = [self._key(f"outcome/{rank}") for rank in ranks]
+        if _poll(lambda: self.store.check(keys), deadline):  # one look for all of them
+            reported = {o.rank: o for o in map(decode_outcome, self.store.multi_get(keys))}
+        else:
+            reported = {outcome.rank: outcome for outcome in self.published(ranks)}
         absent = [rank for rank in ranks if rank not in reported]
         for rank in absent:
             reported[rank] = RankOutcome(
@@ -105,10 +107,4 @@ class OutcomeExchange:
 
     def wait_until_done(self, count: int, deadline: float) -> bool:
         """Wait until ``count`` ranks are done, or the deadline passes (False then)."""
-        pause = 0.001
-        while self.store.add(self._key("done"), 0) < count:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(pause)
-            pause = min(pause * 2, POLL_MAX)
-        return True
+        return _poll(lambda: self.store.add(self._key("done"), 0) >= count, deadline)

@@ -4,7 +4,8 @@ A test that hangs cannot be stopped from outside its thread, and this process is
 at the deadline the watchdog thread calls the test's *expiry* (which dumps the stacks,
 reports the timeout and ends the process, so that the launcher tears the job down: never a
 hang). If the watchdog thread itself cannot run (C code that never releases the GIL),
-faulthandler ends the process :data:`BACKSTOP_GRACE` seconds later with every thread's stack.
+faulthandler ends the process :data:`BACKSTOP_GRACE` seconds later with every thread's stack
+(faulthandler's exit status is 1, not :data:`ABORT_EXIT_STATUS`, and nothing is reported).
 
 Example::
 

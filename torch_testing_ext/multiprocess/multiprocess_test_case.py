@@ -197,7 +197,7 @@ class MultiProcessTestCase(TestCase):
         """How long a rank waits for rank 0 to start a test: the test's timeout (checked with
         the other settings when the test method runs)."""
         try:
-            return settings.timeout_seconds(type(self).__name__, self.timeout)
+            return self._checked_settings()[0]
         except settings.SettingError:
             return DEFAULT_TEST_TIMEOUT
 
