@@ -33,6 +33,7 @@ __unittest = True
 # torchrun's agent hosts the store at MASTER_ADDR:MASTER_PORT when this says "True".
 AGENT_STORE_ENV = "TORCHELASTIC_USE_AGENT_STORE"
 RESTART_COUNT_ENV = "TORCHELASTIC_RESTART_COUNT"
+_RESTART_COUNT = settings.EnvSetting(RESTART_COUNT_ENV, settings.non_negative_integer, 0)
 LAUNCHER_ENV_NAMES = tuple(setting.name for setting in settings.LAUNCHER_ENV)
 _READ_AT_IMPORT = {name: os.environ[name]
                    for name in (*LAUNCHER_ENV_NAMES, AGENT_STORE_ENV, RESTART_COUNT_ENV)
@@ -81,7 +82,6 @@ def launched_rank(environ: Mapping[str, str] | None = None) -> LaunchedRank | No
     world_size = _required(settings.LAUNCH_WORLD_SIZE, env)
     if rank >= world_size:
         raise SettingError(f"RANK={env['RANK']!r}: expected less than WORLD_SIZE={world_size}")
-    restarts = env.get(RESTART_COUNT_ENV, "") or "0"
     return LaunchedRank(
         rank=rank,
         world_size=world_size,
@@ -89,7 +89,7 @@ def launched_rank(environ: Mapping[str, str] | None = None) -> LaunchedRank | No
         master_addr=_required(settings.MASTER_ADDR, env),
         master_port=_required(settings.MASTER_PORT, env),
         agent_store=env.get(AGENT_STORE_ENV) == "True",
-        restart_count=settings.non_negative_integer(RESTART_COUNT_ENV, restarts),
+        restart_count=_RESTART_COUNT.get(env),
     )
 
 
