@@ -14,11 +14,9 @@ Two tests, each written into its own file: a trivial 2-rank test (it asserts the
 
 For each harness and test it writes a file of N tests into a temporary directory and runs it
 as ``python FILE`` (it must report all its tests passed, else the run stops with the file's
-output). The file notes when each test starts in the test's own process (``TestCase.run``);
-the per-test cost is the median time from one test's start to the next's, leaving out the
-first test, whose time includes starting the class's ranks (shown as "first test"). So
-interpreter start, imports and the fork server's start, which vary by seconds on a busy
-machine, do not blur a cost of milliseconds. Repeats are interleaved (each repeat runs every
+output). The per-test cost is ``marginal_cost``'s: the median time from one test's start to
+the next's in the test's own process, leaving out the first test, whose time includes
+starting the class's ranks (shown as "first test"). Repeats are interleaved (each repeat runs every
 file once) and pooled. Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
 measures us against it. Each file runs with a TMPDIR of its own; the temporary directory of the
 files is removed at the end.
@@ -45,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
 
 from fixtures.marked_run import MarkedRun  # noqa: E402
+from marginal_cost import NOTE_STARTS, test_gaps  # noqa: E402
 
 HARNESSES = {  # name: (base class, module of the base, module of run_tests, description)
     "ours-fresh": ("MultiProcessTestCase", "torch_testing_ext.common_distributed",
@@ -66,29 +65,14 @@ TESTS = {  # name: (world size, body after the group exists, table label)
 }
 
 TEMPLATE = '''
-import atexit
-import time
-
 import torch
 import torch.distributed as dist
 from {module} import {base}
 from {utils} import run_tests
+{notes}
 
-STARTS = []  # torch's spawned workers import this file too: only the test process notes starts
-
-
-@atexit.register
-def _print_starts():
-    if STARTS:
-        print("TEST_STARTS " + " ".join(repr(t) for t in STARTS), flush=True)
-
-
-class Bench({base}):
+class Bench(NotesStarts, {base}):
     world_size = {world_size}
-
-    def run(self, result=None):
-        STARTS.append(time.perf_counter())  # in the test's own process, as each test starts
-        return super().run(result)
 {hooks}
 {tests}
 
@@ -129,7 +113,6 @@ TORCH_FRESH_TEST = '''
 '''
 
 RAN = re.compile(r"^Ran (\d+) tests? in ", re.M)
-STARTS = re.compile(r"^TEST_STARTS (.*)$", re.M)
 FILE_TIMEOUT = 1200.0  # seconds for one file
 
 
@@ -144,7 +127,7 @@ def source(harness: str, test: str, count: int) -> str:
     }[harness]
     tests = "".join(test_template.format(name=test, i=i, body=body) for i in range(count))
     return TEMPLATE.format(base=base, module=module, utils=utils, world_size=world_size,
-                           hooks=hooks, tests=tests)
+                           hooks=hooks, tests=tests, notes=NOTE_STARTS)
 
 
 def check_passed(path: str, count: int, status: int, output: str) -> None:
@@ -156,8 +139,9 @@ def check_passed(path: str, count: int, status: int, output: str) -> None:
                          f"(exit {status}); its output ends:\n{output[-3000:]}")
 
 
-def test_starts(path: str, count: int, ours: bool) -> list[float]:
-    """When each test of ``python path`` started (seconds, in its own clock). The file runs as
+def run_file(path: str, count: int, ours: bool) -> tuple[float, list[float]]:
+    """The first test's time and the start-to-start times of the others (``marginal_cost``) of
+    ``python path``. The file runs as
     a marked run (its own TMPDIR; every process it starts, in any session, is seen); the run
     stops if a test did not pass, or if one of ``ours`` leaves a process behind 1 s after it
     exits (PyTorch's harness leaves its resource tracker to init: that is only noted)."""
@@ -176,11 +160,7 @@ def test_starts(path: str, count: int, ours: bool) -> list[float]:
             raise SystemExit(note)
         print(f"  note: {note}", flush=True)
     check_passed(path, count, status, output)
-    found = STARTS.search(output)
-    starts = [float(t) for t in found.group(1).split()] if found else []
-    if len(starts) != count:
-        raise SystemExit(f"benchmark file {path} noted {len(starts)} test starts, expected {count}")
-    return starts
+    return test_gaps(output, count)
 
 
 def ratio(fresh: float, kept: float) -> str:
@@ -228,12 +208,11 @@ def main(argv: list[str]) -> int:
                 files[harness, test] = path
         for repeat in range(args.repeats):
             for (harness, test), path in files.items():
-                starts = test_starts(path, counts[harness], ours=harness.startswith("ours"))
-                gaps = [b - a for a, b in zip(starts, starts[1:])]
-                firsts.setdefault((harness, test), []).append(gaps[0])
-                steps.setdefault((harness, test), []).extend(gaps[1:])
+                first, gaps = run_file(path, counts[harness], ours=harness.startswith("ours"))
+                firsts.setdefault((harness, test), []).append(first)
+                steps.setdefault((harness, test), []).extend(gaps)
                 print(f"  run {repeat + 1}/{args.repeats} {harness:11} {test:10}: first test "
-                      f"{gaps[0]:6.2f} s, then {statistics.median(gaps[1:]) * 1000:8.1f} ms per test",
+                      f"{first:6.2f} s, then {statistics.median(gaps) * 1000:8.1f} ms per test",
                       flush=True)
 
     per_test = {key: statistics.median(values) for key, values in steps.items()}

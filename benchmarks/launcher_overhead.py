@@ -8,7 +8,7 @@ are the ranks) and as ``python FILE`` (ranks forked for every test), as a marked
 TMPDIR; a process left behind stops the run). Printed, median of the repeats: the wall time
 of the whole command, the time unittest reports for the tests (under torchrun, rank 0's; for
 spawned ranks it includes the fork server's start in the first test), and the per-test cost
-as in ``continuous_ranks.py``: the median time from one test's start to the next's, after the
+as in ``marginal_cost``: the median time from one test's start to the next's, after the
 first.
 
 Usage::
@@ -33,26 +33,17 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
 
 from fixtures.marked_run import MarkedRun  # noqa: E402
+from marginal_cost import NOTE_STARTS, test_gaps  # noqa: E402
 
 TEMPLATE = '''
-import atexit
-import time
-
 import torch
 import torch.distributed as dist
 from torch_testing_ext.common_distributed import MultiProcessTestCase, rendezvous_init_method
 from torch_testing_ext.common_utils import run_tests
+{notes}
 
-STARTS = []
-atexit.register(lambda: print("TEST_STARTS " + " ".join(map(repr, STARTS)), flush=True))
-
-
-class Bench(MultiProcessTestCase):
+class Bench(NotesStarts, MultiProcessTestCase):
     world_size = 2
-
-    def run(self, result=None):
-        STARTS.append(time.perf_counter())  # in the test's own process (a launched rank's)
-        return super().run(result)
 {tests}
 
 if __name__ == "__main__":
@@ -67,7 +58,6 @@ BODIES = {
                    "        self.assertEqual(t.item(), 2.0)"),
 }
 RAN = re.compile(r"^Ran (\d+) tests? in ([\d.]+)s", re.M)
-STARTS = re.compile(r"^TEST_STARTS (.*)$", re.M)
 RUN_TIMEOUT = 600.0
 
 
@@ -86,8 +76,7 @@ def run_once(argv: list[str], count: int) -> tuple[float, float, list[float]]:
     if status != 0 or not ran or any(n != str(count) for n, _ in ran) or left:
         raise SystemExit(f"{' '.join(argv)}: exit {status}, {len(left)} processes left; "
                          f"its output ends:\n{output[-3000:]}")
-    starts = [float(t) for t in STARTS.search(output).group(1).split()]
-    return wall, float(ran[0][1]), [b - a for a, b in zip(starts[1:], starts[2:])]
+    return wall, float(ran[0][1]), test_gaps(output, count)[1]
 
 
 def main(argv: list[str]) -> int:
@@ -108,7 +97,7 @@ def main(argv: list[str]) -> int:
         for name, body in BODIES.items():
             path = os.path.join(directory, f"bench_{name}.py")
             tests = "".join(f"\n    def test_{i}(self):\n        {body}\n" for i in range(args.tests))
-            Path(path).write_text(TEMPLATE.format(tests=tests))
+            Path(path).write_text(TEMPLATE.format(tests=tests, notes=NOTE_STARTS))
             files[name] = path
         for repeat in range(args.repeats):
             for name, path in files.items():

@@ -1,11 +1,11 @@
 """Per-test cost of a multi-process test: torch_testing_ext vs PyTorch's own harness.
 
 For each harness it writes a test file with N trivial 2-rank gloo ``all_reduce`` tests (or N
-tests skipped by ``skip_if_lt_x_gpu(8)``) and reports the *marginal* wall time per test (see
-``marginal_cost``). Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
+tests skipped by ``skip_if_lt_x_gpu(8)``) and reports the marginal cost of a test (see
+``marginal_cost``: the median start-to-start time after the first test). Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
 measures us against it side by side.
 
-Usage: python benchmarks/multiprocess_overhead.py [--small 1] [--large 4] [--repeats 1]
+Usage: python benchmarks/multiprocess_overhead.py [--tests 5] [--repeats 1]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import os
 import tempfile
 import textwrap
 
-from marginal_cost import marginal, parse_sizes
+from marginal_cost import NOTE_STARTS, marginal, parse_counts
 
 HARNESSES = {
     "torch_testing_ext": ("torch_testing_ext.common_distributed", "torch_testing_ext.common_utils"),
@@ -28,9 +28,9 @@ import torch
 import torch.distributed as dist
 from {distributed} import MultiProcessTestCase, skip_if_lt_x_gpu
 from {utils} import run_tests
+{notes}
 
-
-class Bench(MultiProcessTestCase):
+class Bench(NotesStarts, MultiProcessTestCase):
     @property
     def world_size(self):
         return 2
@@ -72,26 +72,23 @@ SKIPPED = '''
 def source(harness: str, kind: str, count: int) -> str:
     distributed, utils = HARNESSES[harness]
     body = "".join((ALLREDUCE if kind == "allreduce" else SKIPPED).format(i=i) for i in range(count))
-    return TEMPLATE.format(distributed=distributed, utils=utils, tests=textwrap.indent(
-        textwrap.dedent(body), "    "))
+    return TEMPLATE.format(distributed=distributed, utils=utils, notes=NOTE_STARTS,
+                           tests=textwrap.indent(textwrap.dedent(body), "    "))
 
 
 def main() -> None:
-    args = parse_sizes(__doc__.splitlines()[0], small=1, large=4)
-    print(f"{os.cpu_count()} CPUs; marginal wall time per test from N={args.small} vs N={args.large}")
+    args = parse_counts(__doc__.splitlines()[0], tests=5)
+    print(f"{os.cpu_count()} CPUs; per test: median start-to-start time after the first test")
     results = {}
     ours, theirs = HARNESSES
     with tempfile.TemporaryDirectory() as directory:
         for kind in ("allreduce", "skipped"):
             for harness in HARNESSES:
-                # Our tests cost too little to see over a few of them: use many more.
-                scale = {"allreduce": 10, "skipped": 50}[kind] if harness == ours else 1
-                large = args.large * scale
-                seconds = marginal(directory, lambda count: source(harness, kind, count),
-                                   args.small, large, args.repeats)
+                # Ours are cheap enough to run many more of (a steadier median).
+                count = args.tests * (4 if harness == ours else 1)
+                seconds = marginal(directory, source(harness, kind, count), count, args.repeats)
                 results[harness, kind] = seconds
-                print(f"  {kind:10} {harness:36} {seconds:8.4f} s/test  (N={args.small} vs {large})",
-                      flush=True)
+                print(f"  {kind:10} {harness:36} {seconds:8.4f} s/test  ({count} tests)", flush=True)
     for kind, label in (("allreduce", "trivial 2-rank all_reduce"), ("skipped", "parent-skipped test")):
         ratio = results[theirs, kind] / max(results[ours, kind], 1e-4)
         print(f"{label}: torch_testing_ext {results[ours, kind]:.4f} s, PyTorch {results[theirs, kind]:.3f} s, "

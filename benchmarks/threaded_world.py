@@ -1,11 +1,11 @@
 """Per-test cost of a trivial 4-rank all_reduce test: ours on threads, ours on process ranks,
 PyTorch's own threaded harness, side by side in one run.
 
-For each harness it writes a test file with N such tests and reports the *marginal* wall time
-per test (see ``marginal_cost``). Like ``multiprocess_overhead.py``, it imports
+For each harness it writes a test file with N such tests and reports the marginal cost of a
+test (see ``marginal_cost``: the median start-to-start time after the first test). Like ``multiprocess_overhead.py``, it imports
 ``torch.testing._internal``: it measures us against it.
 
-Usage: python benchmarks/threaded_world.py [--small 2] [--large 20] [--repeats 1]
+Usage: python benchmarks/threaded_world.py [--tests 20] [--repeats 1]
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from __future__ import annotations
 import os
 import tempfile
 
-from marginal_cost import marginal, parse_sizes
+from marginal_cost import NOTE_STARTS, marginal, parse_counts
 
 THREADED = '''
 import torch
 import torch.distributed as dist
 from {distributed} import MultiThreadedTestCase
 from {utils} import run_tests
+{notes}
 
-
-class Bench(MultiThreadedTestCase):
+class Bench(NotesStarts, MultiThreadedTestCase):
     @property
     def world_size(self):
         return 4
@@ -49,9 +49,9 @@ import torch
 import torch.distributed as dist
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import run_tests
+{notes}
 
-
-class Bench(MultiProcessTestCase):
+class Bench(NotesStarts, MultiProcessTestCase):
     world_size = 4
 
 {tests}
@@ -82,18 +82,17 @@ HARNESSES = {
 def source(harness: str, count: int) -> str:
     template, test, distributed, utils = HARNESSES[harness]
     tests = "".join(test.format(i=i) for i in range(count))
-    return template.format(distributed=distributed, utils=utils, tests=tests)
+    return template.format(distributed=distributed, utils=utils, tests=tests, notes=NOTE_STARTS)
 
 
 def main() -> None:
-    args = parse_sizes(__doc__.splitlines()[0], small=2, large=20)
-    print(f"{os.cpu_count()} CPUs; marginal wall time per test from N={args.small} vs "
-          f"N={args.large}, best of {args.repeats}", flush=True)
+    args = parse_counts(__doc__.splitlines()[0], tests=20)
+    print(f"{os.cpu_count()} CPUs; per test: median start-to-start time after the first test, "
+          f"{args.tests} tests per file, {args.repeats} run(s)", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as directory:
         for harness in HARNESSES:
-            per_test = marginal(directory, lambda count: source(harness, count), args.small,
-                                args.large, args.repeats)
+            per_test = marginal(directory, source(harness, args.tests), args.tests, args.repeats)
             rows.append((harness, per_test))
             print(f"  measured {harness}", flush=True)
     fastest = min(per_test for _, per_test in rows)
