@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..reporting.junit_xml import add_testcase, read_testcase, write_document
+from ..reporting.junit_xml import add_testcase, read_testcase, write_document, xml_text
 from ..reporting.status import Status, junit_tag
 from .results import Attempt, CaseOutcome, EntryResult, FileRun, exit_text
 
@@ -44,10 +44,18 @@ class JUnitError(ValueError):
 
 
 def _parse(path: Path) -> ET.Element:
+    """The root of the report at ``path``. A report that another writer left with characters
+    XML cannot carry (a NUL, a colour code) is read with them escaped, not given up on."""
     try:
         return ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as error:
+    except OSError as error:
         raise JUnitError(f"{path}: {error}") from None
+    except ET.ParseError as error:
+        first_error = error
+    try:
+        return ET.fromstring(xml_text(path.read_bytes().decode("utf-8", "replace")))
+    except (ET.ParseError, OSError):
+        raise JUnitError(f"{path}: {first_error}") from None
 
 
 def _seconds(value: str | None) -> float:

@@ -1,0 +1,109 @@
+"""Reports stay readable whatever a test prints: every JUnit XML text is legal XML.
+
+A NUL byte or the ESC of a terminal colour code in a failure message or in captured output
+once made the whole report unreadable, so the driver called the file crashed "without a
+failed test", did not rerun it and lost its times. ``reporting.junit_xml.xml_text`` now
+makes every text legal when a report is written, and the driver reads a report that another
+writer left illegal with those characters escaped.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.driver.file_reports import read_outcomes
+from torch_testing_ext.reporting.junit_xml import xml_text
+from torch_testing_ext.reporting.status import Status
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Rank 1 prints colour codes and a NUL, then fails with them in its message.
+GARBLED_RANK = '''
+import sys
+from torch_testing_ext.common_distributed import MultiProcessTestCase
+from torch_testing_ext.common_utils import run_tests
+
+class TestGarbled(MultiProcessTestCase):
+    world_size = 2
+
+    def test_garbled_rank(self):
+        if self.rank == 1:
+            print("\\x1b[31mred\\x00 output", flush=True)
+            self.fail("\\x1b[1;31mbad\\x1b[0m\\x00 message\\x07")
+
+if __name__ == "__main__":
+    run_tests()
+'''
+
+
+class TestXmlText(TestCase):
+    def test_terminal_escapes_are_dropped(self):
+        self.assertEqual(xml_text("\x1b[31mred\x1b[0m"), "red")
+        self.assertEqual(xml_text("\x1b[1;32;40mgreen\x1b[K"), "green")
+        self.assertEqual(xml_text("\x1b]0;window title\x07after"), "after")
+        self.assertEqual(xml_text("\x1b]8;;http://x\x1b\\link"), "link")
+
+    def test_other_illegal_characters_are_escaped(self):
+        self.assertEqual(xml_text("nul\x00 bell\x07 vt\x0b"), "nul\\x00 bell\\x07 vt\\x0b")
+        self.assertEqual(xml_text("\ufffe\ud800"), "\\ufffe\\ud800")
+        self.assertEqual(xml_text("\x1bc"), "\\x1bc")  # an escape we do not know is shown
+
+    def test_legal_text_is_unchanged(self):
+        for text in ("", "plain", "tab\tnew\nline\r", "café ☃ \U0001f600", "\x7f\x85"):
+            with self.subTest(text=text):
+                self.assertEqual(xml_text(text), text)
+
+    def test_every_text_and_attribute_of_a_report_parses(self):
+        with tempfile.TemporaryDirectory(prefix="legal-xml-") as directory:
+            path = Path(directory, "x.xml")
+            path.write_bytes(b"<?xml version='1.0' encoding='utf-8'?>\n<testsuites><testsuite>"
+                             b"<testcase classname=\"TestA\" name=\"test_\x1b[1mx\">"
+                             b"<failure message=\"\x1b[31mbad\x00\">tb\x00</failure></testcase>"
+                             b"</testsuite></testsuites>")
+            with self.assertRaises(ET.ParseError):
+                ET.parse(path)
+            [outcome] = read_outcomes(path)  # the driver reads another writer's report anyway
+        self.assertEqual((outcome.name, outcome.status, outcome.message, outcome.details),
+                         ("test_x", Status.FAILED, "bad\\x00", "tb\\x00"))
+
+
+class TestGarbledRankThroughTheDriver(TestCase):
+    """The issue's reproduction, on ranks: through run_test with --test-dir."""
+
+    def test_a_garbled_failing_rank_is_a_failed_test_rerun_and_reported(self):
+        with tempfile.TemporaryDirectory(prefix="legal-xml-") as directory:
+            tests = Path(directory, "tests")
+            tests.mkdir()
+            (tests / "test_garbled.py").write_text(textwrap.dedent(GARBLED_RANK))
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+            result = subprocess.run(
+                [sys.executable, "-m", "torch_testing_ext.run_test", "--test-dir", str(tests),
+                 "--save-xml", "reports", "--times-file", "times.json"],
+                cwd=directory, env=env, capture_output=True, text=True, timeout=300)
+            out = result.stdout
+            self.assertEqual(result.returncode, 1, out + result.stderr)
+            self.assertIn("FAILED      test_garbled  0 passed, 1 failed, 0 skipped", out)
+            self.assertIn("rerun 2 of TestGarbled.test_garbled_rank: failed", out)
+            self.assertIn("  consistent failures  1\n  timed out / crashed  0", out)
+            report = ET.parse(Path(directory, "reports", "test_garbled.xml")).getroot()
+            [case] = [c for c in report.iter("testcase") if c.get("name") == "test_garbled_rank"]
+            failure = case.find("failure")
+            self.assertIn("AssertionError: bad\\x00 message\\x07", failure.text)
+            self.assertIn("[rank 1] red\\x00 output", failure.text)
+            self.assertEqual(len(case.findall("rerunFailure")), 2)
+            # The times of a run with a failure are measured all the same.
+            update = subprocess.run(
+                [sys.executable, "-m", "torch_testing_ext.run_test", "--test-dir", str(tests),
+                 "--update-times", "reports", "--times-file", "times.json"],
+                cwd=directory, env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(update.returncode, 0, update.stderr)
+            self.assertIn("test_garbled", Path(directory, "times.json").read_text())
+
+
+if __name__ == "__main__":
+    run_tests()
