@@ -26,7 +26,7 @@ from ..multiprocess.rank_protocol import current_rank_facts
 from ..run import settings
 from ..run.settings import SettingError
 
-__all__ = ["LaunchedRank", "launched_rank", "too_few_ranks_reason", "LAUNCHER_ENV_NAMES", "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
+__all__ = ["LaunchedRank", "launched_rank", "check_every_setting", "too_few_ranks_reason", "LAUNCHER_ENV_NAMES", "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
 
 __unittest = True
 
@@ -91,6 +91,13 @@ def launched_rank(environ: Mapping[str, str] | None = None) -> LaunchedRank | No
         agent_store=env.get(AGENT_STORE_ENV) == "True",
         restart_count=_RESTART_COUNT.get(env),
     )
+
+
+def check_every_setting() -> None:
+    """Raise ``SettingError`` for the first bad environment variable the harness reads: its
+    own settings, then (when ``RANK`` is set) the launcher's."""
+    settings.check_environment()
+    launched_rank()
 
 
 def too_few_ranks_reason(test_class: str, world_size: int, launched: LaunchedRank) -> str | None:

@@ -253,6 +253,7 @@ def verdict_with_leftovers(ended: RanksEnded, leftover_policy: str, test_id: str
     note = describe_leftovers(ended.leftovers)
     if leftover_policy == "fail":
         status = Status.ERROR if verdict.status in (Status.PASSED, Status.SKIPPED) else verdict.status
-        return Verdict(status, "\n".join(filter(None, [verdict.message, note])))
+        return Verdict(status, "\n".join(filter(None, [verdict.message, note])),
+                       verdict.headline or note.splitlines()[0])
     warnings.warn(LeftoverProcessWarning(f"{test_id}: {note}"), stacklevel=3)
     return verdict

@@ -10,8 +10,8 @@ from ..reporting.status import Status
 from ..reporting.tracebacks import format_test_exception
 from .skip_exit_codes import skip_reason_for_system_exit
 
-__all__ = ["RankOutcome", "Verdict", "RankFailure", "RankError", "outcome_of", "combine",
-           "raise_verdict"]
+__all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "outcome_of",
+           "combine", "raise_verdict"]
 
 __unittest = True
 
@@ -28,17 +28,32 @@ class RankOutcome:
 
 @dataclasses.dataclass
 class Verdict:
-    """The test's result: ``status`` is passed, skipped, failed or error; ``message`` explains."""
+    """The test's result: ``status`` is passed, skipped, failed or error; ``message`` explains;
+    ``headline`` says in one line which ranks had which problem (``rank 1 failed:
+    AssertionError: 2.0 != 3.0``), for one-line summaries such as pytest's."""
 
     status: Status
     message: str = ""
+    headline: str = ""
 
 
-class RankFailure(AssertionError):
+class RanksDidNotPass(Exception):
+    """The base of the errors that end a multi-rank test whose ranks did not all pass.
+
+    ``headline`` names the ranks and their problem in one line (the message's first line when
+    not given); the message holds every failing rank's traceback and output tail.
+    """
+
+    def __init__(self, message: str = "", headline: str = "") -> None:
+        super().__init__(message)
+        self.headline = headline or (message.splitlines() or [""])[0]
+
+
+class RankFailure(RanksDidNotPass, AssertionError):
     """One or more ranks failed an assertion."""
 
 
-class RankError(RuntimeError):
+class RankError(RanksDidNotPass, RuntimeError):
     """One or more ranks raised, crashed or timed out."""
 
 
@@ -72,6 +87,26 @@ def _describe(outcome: RankOutcome) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def _problem_phrase(outcome: RankOutcome) -> str:
+    """What went wrong on a rank, in a few words after its number: ``failed: AssertionError:
+    ...``, ``raised KeyError: 'x'``, ``died from signal SIGSEGV``, ``timed out after 3 s``."""
+    lines = [line.strip() for line in outcome.detail.strip().splitlines() if line.strip()]
+    if outcome.status in (Status.FAILED, Status.ERROR):
+        last = lines[-1] if lines else ""
+        return f"failed: {last}" if outcome.status is Status.FAILED else f"raised {last}".rstrip()
+    first = (lines[0] if lines else str(outcome.status)).split("; ")[0]
+    return first.removeprefix(f"rank {outcome.rank} ")
+
+
+def _headline(problems: list[RankOutcome]) -> str:
+    """``rank 1 failed: AssertionError: 2.0 != 3.0``; ranks with the same problem share one
+    phrase (``rank 0, 1 timed out after 3 s``), different problems are joined by ``; ``."""
+    ranks_by_phrase: dict[str, list[str]] = {}
+    for outcome in problems:
+        ranks_by_phrase.setdefault(_problem_phrase(outcome), []).append(str(outcome.rank))
+    return "; ".join(f"rank {', '.join(ranks)} {phrase}" for phrase, ranks in ranks_by_phrase.items())
+
+
 def combine(outcomes: list[RankOutcome]) -> Verdict:
     """Passed only if every rank passed; skipped if no rank had a problem but some skipped."""
     problems = [o for o in outcomes if o.status.is_problem]
@@ -83,7 +118,8 @@ def combine(outcomes: list[RankOutcome]) -> Verdict:
         if stopped:
             lines.append(f"rank {', '.join(stopped)} stopped early because another rank had failed")
         only_failures = all(o.status is Status.FAILED for o in problems)
-        return Verdict(Status.FAILED if only_failures else Status.ERROR, "\n".join(lines))
+        return Verdict(Status.FAILED if only_failures else Status.ERROR, "\n".join(lines),
+                       _headline(problems))
     skipped = [o for o in outcomes if o.status is Status.SKIPPED]
     if skipped:
         reasons = sorted({o.detail for o in skipped})
@@ -91,7 +127,7 @@ def combine(outcomes: list[RankOutcome]) -> Verdict:
     return Verdict(Status.PASSED)
 
 
-def raise_verdict(verdict: Verdict, failure: type[AssertionError] = RankFailure) -> None:
+def raise_verdict(verdict: Verdict, failure: type[RankFailure] = RankFailure) -> None:
     """End the test as ``verdict`` says: return if it passed, else raise ``SkipTest``,
     ``failure`` (only assertion failures) or :class:`RankError`."""
     if verdict.status is Status.PASSED:
@@ -99,5 +135,5 @@ def raise_verdict(verdict: Verdict, failure: type[AssertionError] = RankFailure)
     if verdict.status is Status.SKIPPED:
         raise unittest.SkipTest(verdict.message)
     if verdict.status is Status.FAILED:
-        raise failure(verdict.message)
-    raise RankError(verdict.message)
+        raise failure(verdict.message, verdict.headline)
+    raise RankError(verdict.message, verdict.headline)

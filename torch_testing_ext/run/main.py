@@ -21,7 +21,7 @@ from typing import NoReturn
 
 from ..case.test_case import set_default_seed
 from ..launcher.launched_reports import abort_hook, rank_report_path, summary_stream
-from ..launcher.launched_world import LaunchedRank, launched_rank
+from ..launcher.launched_world import LaunchedRank, check_every_setting, launched_rank
 from ..reporting.status import Status
 from . import interrupts, settings
 from .arg_types import positive_int
@@ -168,7 +168,7 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
     prog = os.path.basename(sys.argv[0]) or "test"
     args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        settings.check_environment()
+        check_every_setting()
         launched = launched_rank()
     except settings.SettingError as error:
         print(f"{prog}: error: {error}", file=sys.stderr)
@@ -192,5 +192,6 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
             sys.exit(0)
         sys.exit(_run_unittest(args, suite, launched))
     except KeyboardInterrupt as interrupt:
-        print(f"\n{prog}: interrupted ({interrupt or 'Ctrl-C'})", file=sys.stderr)
+        print(f"\n{prog}: interrupted ({interrupt.args[0] if interrupt.args else 'Ctrl-C'})",
+              file=sys.stderr)
         sys.exit(interrupts.exit_status_for(interrupt))

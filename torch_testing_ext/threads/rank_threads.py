@@ -167,5 +167,6 @@ def raise_for_outcome(run: ThreadedRun) -> None:
         listed = ", ".join(map(str, run.left_running))
         note = (f"rank {listed} could not be stopped (blocked outside Python); its thread is "
                 "left running as a daemon thread")
-        raise RankError("\n".join(filter(None, [verdict.message, note])))
+        headline = "; ".join(filter(None, [verdict.headline, f"rank {listed} could not be stopped"]))
+        raise RankError("\n".join(filter(None, [verdict.message, note])), headline)
     raise_verdict(verdict, ThreadRankFailure)
