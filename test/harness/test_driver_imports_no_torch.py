@@ -119,7 +119,8 @@ class TestImportGraph(TestCase):
 
 
 # A test file that needs nothing but unittest, yet speaks the driver's protocol: --list prints
-# its test ids, --save-xml DIR writes a JUnit report of the selected tests.
+# its test ids, --save-xml DIR writes a JUnit report of the selected tests. Its entry is named
+# run_tests, as the driver runs a file as a script only when its __main__ calls run_tests().
 FIXTURE = """
 import os, sys, time, unittest
 import xml.etree.ElementTree as ET
@@ -150,8 +151,11 @@ def main(args):
     ET.ElementTree(suite).write(os.path.join(report_dir, "report.xml"))
     return 0
 
-if __name__ == "__main__":
+def run_tests():
     sys.exit(main(sys.argv[1:]))
+
+if __name__ == "__main__":
+    run_tests()
 """
 
 ALPHA = """

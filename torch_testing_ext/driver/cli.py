@@ -1,16 +1,18 @@
-"""``run_test.py``'s command line: parse it, plan, run one shard, report, choose the exit status.
+"""The driver's command line: parse it, plan, run one shard, report, choose the exit status.
 
-Exit status: 0 when everything passed (flaky tests allowed), 1 on a consistent failure, a
-timeout or a crash, 2 on bad usage (one line on stderr, never a traceback), 130 after Ctrl-C
-and 143 after SIGTERM. See ``docs/driver.md`` for the whole contract.
+``python -m torch_testing_ext.run_test [PATH ...]`` (or the ``tte-run-test`` script, or this
+repository's ``run_test.py``). Exit status: 0 when everything passed (flaky tests allowed), 1 on
+a consistent failure, a timeout or a crash, 2 on bad usage (one line on stderr, never a
+traceback), 5 when the test directory holds no test file, 130 after Ctrl-C and 143 after
+SIGTERM. See ``docs/driver.md`` for the whole contract.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import os
-import shlex
 import shutil
 import signal
 import sys
@@ -22,22 +24,24 @@ from types import FrameType
 
 from ..reporting.status import Status
 from ..run.arg_types import positive_int
-from .discover import SelectionError, discover_tests, select_tests, source_path
+from .discover import NoTestsError, SelectionError, TestTree, find_tests, select_tests, source_path
 from .execute import Executor, RunSettings
 from .file_reports import report_path, write_file_report
 from .listing import list_splittable
 from .measure import update_times
 from .plan import PlanEntry, ShardPlan, plan_shards
 from .processes import become_subreaper, kill_orphans
-from .report import Progress, plan_text, summary_text
+from .report import Progress, counted, plan_text, summary_text
 from .results import EntryResult
+from .runners import FileKind, TestArgs, file_kind, shown_command
 from .times import RecordedTimes, TimesFileError, load_times
 from .usage import PROG, OneLineParser, UsageError, warn
 
-__all__ = ["build_parser", "build_plan", "main"]
+__all__ = ["build_parser", "build_plan", "main", "NO_TESTS_STATUS"]
 
 DEFAULT_REPORT_DIR = "test-reports"
 TIMES_FILE = ".test-times.json"
+NO_TESTS_STATUS = 5  # as pytest's exit status when it collected no test
 
 
 class _Interrupted(Exception):
@@ -60,10 +64,13 @@ def build_parser() -> OneLineParser:
     """The argument parser; arguments it does not know are passed through to every test file."""
     parser = OneLineParser(
         prog=PROG, allow_abbrev=False,
-        description="Run the test files under test/, each in its own process, as one shard of a "
-                    "sharded run. Unknown arguments are passed through to every test file.",
+        description="Run test files, each in its own process, as one shard of a sharded run. "
+                    "Options the driver does not know are passed through to every test file "
+                    "(with their value as --opt=value), and so is everything after --.",
     )
     add = parser.add_argument
+    add("paths", nargs="*", metavar="PATH",
+        help="test files and directories (default: test/); a directory's test_*.py files run")
     add("-i", "--include", nargs="+", metavar="NAME", help="run only these test files "
         "(exact names: the path under test/ without .py, e.g. distributed/test_c10d_spawn_gloo)")
     add("-x", "--exclude", nargs="+", metavar="PREFIX", default=[],
@@ -77,6 +84,11 @@ def build_parser() -> OneLineParser:
         help="passed to each test file: run only tests whose id contains EXPR")
     add("-v", "--verbose", action="store_true",
         help="passed to each test file; also print every file's output")
+    script = parser.add_argument_group("passed to each file that calls run_tests() (not to pytest files)")
+    script.add_argument("--seed", metavar="N", help="seed for every test's setUp")
+    script.add_argument("--repeat", metavar="N", help="run each file's tests N times")
+    script.add_argument("--accept", action="store_true", help="accept new expecttest output")
+    script.add_argument("--use-pytest", action="store_true", help="run the file under pytest")
     add("--shard", nargs=2, type=int, metavar=("N", "M"), help="run shard N of M (1 <= N <= M)")
     add("-j", "--jobs", type=positive_int, default=1, metavar="N",
         help="run up to N non-distributed files at once (default 1); distributed/ files run alone")
@@ -92,28 +104,34 @@ def build_parser() -> OneLineParser:
     add("--update-times", nargs="?", const=DEFAULT_REPORT_DIR, metavar="DIR",
         help=f"merge the times measured by the reports in DIR (default {DEFAULT_REPORT_DIR}/) "
              f"into the times file, and run nothing")
-    add("--test-dir", metavar="DIR", help="the test tree to run (default: test/ beside run_test.py)")
+    add("--test-dir", metavar="DIR", help="the test tree: test names are paths under it "
+        "(default: the directory that holds every PATH, else test/)")
     add("--times-file", metavar="PATH",
         help=f"recorded times (default: {TIMES_FILE} in the directory that holds the test tree)")
     return parser
 
 
-def _load_times(path: Path) -> RecordedTimes | None:
+def _load_times(path: Path, num_shards: int) -> RecordedTimes | None:
+    """The recorded times; a corrupt file is a warning, and so is a missing one when the run
+    is one of several shards (only a sharded plan needs the times to be balanced)."""
     try:
         times = load_times(path)
     except TimesFileError as error:
         warn(f"ignoring times file {path}: {error}; planning round-robin")
         return None
-    if times is None:
+    if times is None and num_shards > 1:
         warn(f"no times file at {path}; planning round-robin")
     return times
 
 
 def build_plan(
-    test_dir: Path, names: Sequence[str], times: RecordedTimes | None, num_shards: int, jobs: int
+    test_dir: Path, names: Sequence[str], times: RecordedTimes | None, num_shards: int, jobs: int,
+    kinds: dict[str, FileKind] | None = None,
 ) -> list[ShardPlan]:
-    """The shards' plan, listing the tests of each file long enough to be split."""
-    listed = list_splittable(test_dir, names, times, num_shards, jobs, warn)
+    """The shards' plan, listing the tests of each file long enough to be split (files that
+    run under pytest are not split)."""
+    splittable = [name for name in names if (kinds or {}).get(name, FileKind.SCRIPT) is FileKind.SCRIPT]
+    listed = list_splittable(test_dir, splittable, times, num_shards, jobs, warn)
     return plan_shards(names, times, num_shards, jobs=jobs, listed=listed)
 
 
@@ -163,37 +181,77 @@ def main(argv: Sequence[str] | None = None, root: Path | None = None) -> int:
         return 128 + interrupt.signum
 
 
+def _split_passthrough(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The driver's own arguments, and what follows ``--`` (for every test file as it is)."""
+    if "--" not in argv:
+        return argv, []
+    cut = argv.index("--")
+    return argv[:cut], argv[cut + 1:]
+
+
+def _test_args(args: argparse.Namespace, unknown: list[str], after: list[str]) -> TestArgs:
+    script_only = [arg for option, value in (("--seed", args.seed), ("--repeat", args.repeat))
+                   if value is not None for arg in (option, value)]
+    script_only += ["--accept"] * args.accept + ["--use-pytest"] * args.use_pytest
+    return TestArgs(tuple(args.patterns), args.verbose, tuple(script_only), tuple(unknown + after))
+
+
+def _find(args: argparse.Namespace, root: Path, unknown: list[str]) -> TestTree:
+    try:
+        return find_tests(args.paths, Path(args.test_dir) if args.test_dir else None, root / "test")
+    except SelectionError as error:
+        hint = ""
+        if unknown and "no such file" in str(error):
+            hint = (f" (an option the driver does not know, such as {unknown[0]}, takes its value "
+                    "as --opt=value, or after --)")
+        raise UsageError(f"{error}{hint}") from None
+
+
+def _check_pytest_is_there(test_dir: Path, kinds: dict[str, FileKind]) -> None:
+    pytest_files = [name for name, kind in kinds.items() if kind is FileKind.PYTEST]
+    if pytest_files and importlib.util.find_spec("pytest") is None:
+        raise UsageError(f"{source_path(test_dir, pytest_files[0])} runs under pytest (its __main__ does "
+                         "not call run_tests()), and pytest is not installed: pip install pytest")
+
+
 def _main(argv: list[str], root: Path) -> int:
-    args, unknown = build_parser().parse_known_args(argv)
+    own, after = _split_passthrough(argv)
+    args, unknown = build_parser().parse_known_intermixed_args(own)
     shard_index, num_shards = _validate(args)
-    test_dir = Path(args.test_dir) if args.test_dir else root / "test"
-    if not test_dir.is_dir():
-        raise UsageError(f"test directory not found: {test_dir}")
-    # Absolute: test processes run in the tree's root, not in the caller's directory.
-    test_dir = test_dir.resolve()
+    if args.update_times is not None and not args.paths:
+        test_root = Path(args.test_dir) if args.test_dir else root / "test"
+        times_path = Path(args.times_file) if args.times_file else test_root.absolute().parent / TIMES_FILE
+        return update_times(Path(args.update_times), times_path)
+    try:
+        tree = _find(args, root, unknown)
+    except NoTestsError as error:
+        print(f"{PROG}: {error}; nothing to run", file=sys.stderr)
+        return NO_TESTS_STATUS
+    # Absolute: test processes run in the tree's parent, not in the caller's directory.
+    test_dir = tree.root
     times_path = Path(args.times_file) if args.times_file else test_dir.parent / TIMES_FILE
     if args.update_times is not None:
         return update_times(Path(args.update_times), times_path)
     try:
-        names = select_tests(discover_tests(test_dir), args.include, args.exclude, args.distributed)
+        names = select_tests(tree.names, args.include, args.exclude, args.distributed)
     except SelectionError as error:
         raise UsageError(str(error)) from None
-    passthrough = [arg for pattern in args.patterns for arg in ("-k", pattern)]
-    passthrough += ["-v"] * args.verbose + unknown
+    kinds = {name: file_kind(source_path(test_dir, name)) for name in names}
+    _check_pytest_is_there(test_dir, kinds)
     signals = _Signals()
     signals.install()
     become_subreaper()
-    times = _load_times(times_path)
-    shards = build_plan(test_dir, names, times, num_shards, args.jobs)
+    times = _load_times(times_path, num_shards)
+    shards = build_plan(test_dir, names, times, num_shards, args.jobs, kinds)
     if args.dry_run:
         print(plan_text(shards, shard_index, args.jobs))
         return 0
-    return _run(args, shards[shard_index - 1].entries, test_dir, passthrough, signals,
-                f"shard {shard_index} of {num_shards}")
+    return _run(args, shards[shard_index - 1].entries, test_dir, kinds,
+                _test_args(args, unknown, after), signals, f"shard {shard_index} of {num_shards}")
 
 
 def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
-         passthrough: list[str], signals: _Signals, shard_name: str) -> int:
+         kinds: dict[str, FileKind], test_args: TestArgs, signals: _Signals, shard_name: str) -> int:
     if not entries:
         print(f"{PROG}: {shard_name}: no test files to run")
         return 0
@@ -202,10 +260,12 @@ def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
 
     def command_for(name: str, selection: Sequence[str]) -> str:
         path = os.path.relpath(source_path(test_dir, name), cwd)
-        return shlex.join(["python", path, *selection, *passthrough])
+        return shown_command(path, kinds[name], selection, test_args)
 
-    print(f"{PROG}: {shard_name}: {len(entries)} entries, jobs {args.jobs}, reports in {report_dir}/",
-          flush=True)
+    files = len({entry.name for entry in entries})
+    processes = f" in {len(entries)} processes" if len(entries) != files else ""
+    print(f"{PROG}: {shard_name}: {counted(files, 'test file')}{processes}, jobs {args.jobs}, "
+          f"reports in {report_dir}/", flush=True)
     progress = Progress(entries, args.jobs, sys.stdout, verbose=args.verbose)
     by_file: dict[str, list[EntryResult]] = {}
 
@@ -218,8 +278,8 @@ def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
     work_dir = Path(tempfile.mkdtemp(prefix="run_test-"))
     started = time.monotonic()
     try:
-        settings = RunSettings(test_dir, work_dir, passthrough, args.jobs, args.timeout,
-                               args.rerun, args.keep_going)
+        settings = RunSettings(test_dir, work_dir, test_args, args.jobs, args.timeout,
+                               args.rerun, args.keep_going, kinds=kinds)
         executor = Executor(settings, on_finished=finished, on_rerun=progress.rerun_finished)
         signals.executor = executor
         execution = executor.run(entries)

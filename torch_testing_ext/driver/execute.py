@@ -20,7 +20,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..reporting.status import Status
@@ -28,7 +28,8 @@ from .discover import source_path
 from .file_reports import JUnitError, read_outcomes
 from .plan import PlanEntry
 from .processes import FileProcess, kill_orphans
-from .results import Attempt, EntryResult
+from .results import Attempt, CaseOutcome, EntryResult
+from .runners import NORMAL_EXIT, FileKind, TestArgs, pytest_node, test_command
 
 __all__ = [
     "DEFAULT_FILE_TIMEOUT",
@@ -52,16 +53,22 @@ _POLL_SECONDS = 0.05
 
 @dataclasses.dataclass
 class RunSettings:
-    """How to run the test processes of a shard."""
+    """How to run the test processes of a shard. ``kinds`` says how each file runs (a file
+    not in it is a ``run_tests()`` script); ``test_args`` is what every file is given."""
 
     test_dir: Path
     work_dir: Path
-    passthrough: Sequence[str] = ()
+    test_args: TestArgs = TestArgs()
     jobs: int = 1
     timeout: float | None = None
     rerun: bool = True
     keep_going: bool = False
     python: str = sys.executable
+    kinds: Mapping[str, FileKind] = dataclasses.field(default_factory=dict)
+
+    def kind(self, name: str) -> FileKind:
+        """How the test file ``name`` runs."""
+        return self.kinds.get(name, FileKind.SCRIPT)
 
 
 @dataclasses.dataclass
@@ -82,10 +89,11 @@ def entry_timeout(entry: PlanEntry, override: float | None) -> float:
     return DEFAULT_FILE_TIMEOUT
 
 
-def file_command(settings: RunSettings, name: str, selection: Sequence[str]) -> list[str]:
-    """``python test/<name>.py [selection] [passed-through args]`` (without ``--save-xml``)."""
-    return [settings.python, str(source_path(settings.test_dir, name)), *selection,
-            *settings.passthrough]
+def file_command(settings: RunSettings, name: str, selection: Sequence[str], report_dir: Path) -> list[str]:
+    """``python test/<name>.py [selection] [args] --save-xml DIR``, or under pytest
+    ``python -m pytest test/<name>.py[::selection] [args] --junitxml=DIR/...``."""
+    return test_command(settings.python, source_path(settings.test_dir, name), settings.kind(name),
+                        selection, settings.test_args, report_dir)
 
 
 @dataclasses.dataclass
@@ -184,8 +192,7 @@ class Executor:
         job_dir = self.settings.work_dir / f"{self._sequence:04d}-{slug[:80]}"
         report_dir = job_dir / "reports"
         report_dir.mkdir(parents=True)
-        command = file_command(self.settings, job.state.entry.name, job.selection)
-        command += ["--save-xml", str(report_dir)]
+        command = file_command(self.settings, job.state.entry.name, job.selection, report_dir)
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # the output of a killed process is not lost
         process = FileProcess(command, self.settings.test_dir.parent, env, job_dir / "output.log")
@@ -233,23 +240,33 @@ class Executor:
             if job.state.result is not None:
                 self._complete(job.state)
 
-    def _attempt(self, running: _Running, interrupted: bool) -> Attempt:
-        process = running.process
-        exit_code = process.poll()
-        outcomes = []
+    def _outcomes(self, running: _Running) -> tuple[list[CaseOutcome], str]:
+        """The test outcomes a process reported, and notes on reports that could not be read."""
+        name = running.job.state.entry.name
+        source = source_path(self.settings.test_dir, name)
+        outcomes: list[CaseOutcome] = []
         notes = ""
         for path in sorted(running.report_dir.rglob("*.xml")):
             try:
                 outcomes.extend(read_outcomes(path))
             except JUnitError as error:
-                notes += f"\n[run_test.py] unreadable report {error}"
+                notes += f"\n[run_test] unreadable report {error}"
+        if self.settings.kind(name) is FileKind.PYTEST:
+            outcomes = [dataclasses.replace(o, node=pytest_node(o.classname, o.name, source))
+                        for o in outcomes]
+        return outcomes, notes
+
+    def _attempt(self, running: _Running, interrupted: bool) -> Attempt:
+        process = running.process
+        exit_code = process.poll()
+        outcomes, notes = self._outcomes(running)
         if interrupted:
             status = Status.INTERRUPTED
         elif running.timed_out:
             status = Status.TIMED_OUT
         elif any(o.failing for o in outcomes):
             status = Status.FAILED
-        elif exit_code == 0:
+        elif exit_code in NORMAL_EXIT[self.settings.kind(running.job.state.entry.name)]:
             status = Status.PASSED
         else:
             status = Status.DIED

@@ -15,7 +15,7 @@ from ..reporting.status import Status
 from .plan import PlanEntry, ShardPlan
 from .results import Attempt, EntryResult, exit_text
 
-__all__ = ["Progress", "Totals", "duration", "plan_text", "summary_text", "totals"]
+__all__ = ["Progress", "Totals", "counted", "duration", "plan_text", "summary_text", "totals"]
 
 # Turns (test file name, selection) into a command line a person can paste.
 CommandFor = Callable[[str, Sequence[str]], str]
@@ -32,6 +32,11 @@ _WORDS = {
     Status.INTERRUPTED: ("INTERRUPTED", "interrupted"),
 }
 _BROKEN = (Status.TIMED_OUT, Status.DIED)  # "timed out / crashed" in the summary
+
+
+def counted(number: int, singular: str, plural: str | None = None) -> str:
+    """``1 entry``, ``2 entries``, ``0 files``."""
+    return f"{number} {singular if number == 1 else plural or singular + 's'}"
 
 
 def duration(seconds: float) -> str:
@@ -56,7 +61,7 @@ def plan_text(shards: Sequence[ShardPlan], index: int, jobs: int) -> str:
     shard = shards[index - 1]
     any_known = any(e.known for s in shards for e in s.entries)
     total = duration(shard.seconds) if any_known else "unknown (no recorded times)"
-    lines = [f"shard {index} of {len(shards)}: {len(shard.entries)} entries, "
+    lines = [f"shard {index} of {len(shards)}: {counted(len(shard.entries), 'entry', 'entries')}, "
              f"estimated {total} (jobs {jobs})"]
     for entry in shard.entries:
         mode = "serial  " if entry.serial else "parallel"
@@ -64,7 +69,7 @@ def plan_text(shards: Sequence[ShardPlan], index: int, jobs: int) -> str:
         lines.append(f"  {mode} {_estimate(entry):>9}  {entry.label}{note}")
     if not shard.entries:
         lines.append("  (nothing to run)")
-    others = [f"{s.index}: {duration(s.seconds) if any_known else '?'} ({len(s.entries)} entries)"
+    others = [f"{s.index}: {duration(s.seconds) if any_known else '?'} ({counted(len(s.entries), 'entry', 'entries')})"
               for s in shards if s.index != index]
     if others:
         lines.append("other shards: " + ", ".join(others))
@@ -118,7 +123,7 @@ class Progress:
         if not self._pending:
             return "nothing left"
         if any(not e.known and not e.seconds for e in self._pending):
-            return f"{len(self._pending)} {'entry' if len(self._pending) == 1 else 'entries'} left"
+            return f"{counted(len(self._pending), 'entry', 'entries')} left"
         seconds = sum(e.cost(self._jobs) for e in self._pending)
         return f"about {duration(seconds)} left"
 
@@ -194,10 +199,10 @@ def summary_text(
     if t.interrupted:
         rows.append(("interrupted", t.interrupted))
     rows.append(("total time", duration(t.seconds)))
-    lines = ["", "=" * 20 + " run_test.py summary " + "=" * 20]
+    lines = ["", "=" * 20 + " run_test summary " + "=" * 20]
     lines += [f"  {label:<20} {value}" for label, value in rows]
     if not_started:
-        lines.append(f"  {'not started':<20} {len(not_started)} entries{stop_reason}")
+        lines.append(f"  {'not started':<20} {counted(len(not_started), 'entry', 'entries')}{stop_reason}")
     failures, flaky = [], []
     for result in results:
         entry = result.entry

@@ -24,8 +24,15 @@ __all__ = [
 ]
 
 
+@dataclasses.dataclass(frozen=True)
 class CaseOutcome(CaseRecord):
-    """One test's result as a JUnit report records it, with what the driver asks of it."""
+    """One test's result as a JUnit report records it, with what the driver asks of it.
+
+    ``node``: the test's pytest node id within its file (``TestA::test_x[1]``; ``""`` for a
+    collection error) when the file runs under pytest; None for a file that runs ``run_tests()``.
+    """
+
+    node: str | None = None
 
     @property
     def class_name(self) -> str:
@@ -41,8 +48,11 @@ class CaseOutcome(CaseRecord):
         """What to pass to the test file to run this test alone.
 
         ``TestX.test_y`` for a test; ``TestX`` for a class-level error such as a failing
-        ``setUpClass``; ``""`` (the whole entry) for a module-level error.
+        ``setUpClass``; ``""`` (the whole entry) for a module-level error. Under pytest, the
+        node id (``TestX::test_y[1]``; ``""`` for a collection error).
         """
+        if self.node is not None:
+            return self.node
         cls = self.class_name
         if not cls or cls == "__main__" or "/" in cls:
             return ""
@@ -64,8 +74,8 @@ def exit_text(code: int | None) -> str:
 
 
 def _covers(selector: str, other: str) -> bool:
-    # "" covers everything, "TestX" covers "TestX" and "TestX.test_y".
-    return not selector or other == selector or other.startswith(selector + ".")
+    # "" covers everything, "TestX" covers "TestX", "TestX.test_y" and "TestX::test_y".
+    return not selector or other == selector or other.startswith((selector + ".", selector + "::"))
 
 
 @dataclasses.dataclass

@@ -12,7 +12,7 @@ from typing import NoReturn
 
 __all__ = ["PROG", "UsageError", "OneLineParser", "warn"]
 
-PROG = "run_test.py"
+PROG = "run_test"  # the tool, whichever entry started it (run_test.py, python -m, tte-run-test)
 
 
 class UsageError(Exception):
@@ -27,5 +27,5 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def warn(message: str) -> None:
-    """Print ``run_test.py: warning: message`` on stderr."""
+    """Print ``run_test: warning: message`` on stderr."""
     print(f"{PROG}: warning: {message}", file=sys.stderr, flush=True)
