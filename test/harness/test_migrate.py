@@ -111,14 +111,15 @@ class TestMigrate(TestCase):
         os.chmod(self.path(FILES[0]), 0o755)
         status, out, err = migrate(self.root)
         self.assertEqual((status, err), (0, ""))
-        self.assertEqual(sorted(out.splitlines()), sorted(f"rewrote {self.path(n)}" for n in FILES))
+        self.assertEqual(sorted(out.splitlines()), sorted([f"rewrote {self.path(n)}" for n in FILES]
+                                                          + [f"{len(FILES)} of {len(FILES)} files rewritten"]))
         self.assertTreeIs({name: expected(name) for name in FILES})
         self.assertEqual(stat.S_IMODE(os.stat(self.path(FILES[0])).st_mode), 0o755)
         self.assertEqual(self.staged_files(), [])
 
     def test_a_second_run_changes_nothing(self):
         self.assertEqual(migrate(self.root)[0], 0)
-        self.assertEqual(migrate(self.root), (0, "", ""))
+        self.assertEqual(migrate(self.root), (0, f"read {len(FILES)} files: none needed a rewrite\n", ""))
         self.assertEqual(migrate("--diff", self.root), (0, "", ""))
         self.assertTreeIs({name: expected(name) for name in FILES})
 
@@ -155,10 +156,14 @@ class TestMigrate(TestCase):
         self.assertTreeIs({name: fixture(name) for name in FILES})
 
     def test_check_passes_before_and_after_rewriting(self):
-        self.assertEqual(migrate("--check", self.root), (0, "", ""))
+        passed = (0, f"checked {len(FILES)} files: torch_testing_ext provides every name they use "
+                     "from it (or from torch.testing._internal)\n", "")
+        self.assertEqual(migrate("--check", self.root), passed)
         self.assertTreeIs({name: fixture(name) for name in FILES})
-        self.assertEqual(migrate(self.root)[0], 0)
-        self.assertEqual(migrate("--check", self.root), (0, "", ""))
+        status, out, _ = migrate(self.root)
+        self.assertEqual((status, out.splitlines()[-1]), (0, f"{len(FILES)} of {len(FILES)} files rewritten"))
+        self.assertEqual(migrate("--check", self.root), passed)
+        self.assertEqual(migrate(self.root), (0, f"read {len(FILES)} files: none needed a rewrite\n", ""))
 
     def test_check_lists_every_name_not_provided(self):
         path = self.write("test_missing.py", textwrap.dedent(f"""\
@@ -181,6 +186,7 @@ class TestMigrate(TestCase):
                   f"{path}:8: torch_testing_ext.dynamo_test_case.not_a_real_helper",
                   f"{path}:12: torch_testing_ext.common_utils.also_not_real",
                   f"{path}:12: torch_testing_ext.not_a_real_module.Thing"]
+        report.append("checked 1 file: 5 names not provided, in 1 file")
         self.assertEqual(migrate("--check", path), (1, "\n".join(report) + "\n", ""))
         self.assertEqual(read(path), before)
         self.assertEqual(migrate(path)[0], 0)  # the same names, found in the rewritten file

@@ -1,10 +1,11 @@
 """The command line: ``python -m torch_testing_ext.migrate [--check | --diff] PATH...``.
 
-Without options, rewrites the files in place (printing ``rewrote PATH`` for each one changed).
-``--diff`` prints a unified diff instead and writes nothing. ``--check`` writes nothing and
-prints ``path:line: module.name`` for every imported or used name this package does not
-provide, exiting 1 if there is any. Bad input (a missing or non-Python path, an unreadable
-file, a syntax error) is one line on stderr and exit status 2, with nothing written.
+Without options, rewrites the files in place (printing ``rewrote PATH`` for each one changed,
+then how many of the files read needed it). ``--diff`` prints a unified diff instead and writes
+nothing. ``--check`` writes nothing and prints ``path:line: module.name`` for every imported or
+used name this package does not provide, then a line saying what was checked; it exits 1 if a
+name is missing. Bad input (a missing or non-Python path, an unreadable file, a syntax error)
+is one line on stderr and exit status 2, with nothing written.
 """
 
 from __future__ import annotations
@@ -46,12 +47,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _files(count: int) -> str:
+    return f"{count} file{'s' * (count != 1)}"
+
+
 def _check(files: Sequence[SourceFile]) -> int:
     lines = sorted((f.path, line, name) for f in files
                    for line, name in missing_names(references(f.module)))
     for path, line, name in lines:
         print(f"{path}:{line}: {name}")
-    return 1 if lines else 0
+    if not lines:
+        print(f"checked {_files(len(files))}: torch_testing_ext provides every name they use from it "
+              "(or from torch.testing._internal)")
+        return 0
+    with_missing = len({path for path, _, _ in lines})
+    print(f"checked {_files(len(files))}: {len(lines)} name{'s' * (len(lines) != 1)} not provided, "
+          f"in {_files(with_missing)}")
+    return 1
 
 
 def _diff(path: str, before: str, after: str) -> str:
@@ -81,4 +93,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for path in changed:
         print(f"rewrote {path}")
+    print(f"{len(changed)} of {_files(len(files))} rewritten" if changed
+          else f"read {_files(len(files))}: none needed a rewrite")
     return 0
