@@ -87,13 +87,25 @@ def _describe(outcome: RankOutcome) -> str:
     return "\n".join(part for part in parts if part)
 
 
+def _exception_line(traceback_text: str) -> str:
+    """The first line of the exception a formatted traceback ends with (``AssertionError: ...``),
+    not the last line of its message."""
+    lines = traceback_text.rstrip().splitlines()
+    headers = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if headers:
+        for line in lines[headers[-1] + 1:]:
+            if line.strip() and not line.startswith((" ", "\t")):
+                return line.strip()
+    return lines[-1].strip() if lines else ""
+
+
 def _problem_phrase(outcome: RankOutcome) -> str:
     """What went wrong on a rank, in a few words after its number: ``failed: AssertionError:
     ...``, ``raised KeyError: 'x'``, ``died from signal SIGSEGV``, ``timed out after 3 s``."""
-    lines = [line.strip() for line in outcome.detail.strip().splitlines() if line.strip()]
     if outcome.status in (Status.FAILED, Status.ERROR):
-        last = lines[-1] if lines else ""
-        return f"failed: {last}" if outcome.status is Status.FAILED else f"raised {last}".rstrip()
+        line = _exception_line(outcome.detail)
+        return f"failed: {line}" if outcome.status is Status.FAILED else f"raised {line}".rstrip()
+    lines = [line.strip() for line in outcome.detail.strip().splitlines() if line.strip()]
     first = (lines[0] if lines else str(outcome.status)).split("; ")[0]
     return first.removeprefix(f"rank {outcome.rank} ")
 

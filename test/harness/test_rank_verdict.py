@@ -1,0 +1,86 @@
+"""How the ranks' outcomes combine into one verdict, and the one-line headline that names the
+ranks (what pytest's short summary shows). Pure: no rank starts."""
+
+import unittest
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.multiprocess.rank_outcome import (
+    RankError,
+    RankFailure,
+    RankOutcome,
+    RanksDidNotPass,
+    combine,
+    outcome_of,
+    raise_verdict,
+)
+from torch_testing_ext.reporting.status import Status
+
+
+def failed_with(rank, error):
+    try:
+        raise error
+    except BaseException as raised:  # noqa: B902 - any ending is an outcome
+        return outcome_of(rank, raised)
+
+
+class TestHeadline(TestCase):
+    def test_a_multi_line_assertion_is_named_by_its_first_line(self):
+        error = AssertionError("Tensor-likes are not close!\n\nMismatched elements: 1 / 2\nGreatest ...")
+        verdict = combine([RankOutcome(0, Status.PASSED), failed_with(1, error)])
+        self.assertEqual(verdict.status, Status.FAILED)
+        self.assertEqual(verdict.headline, "rank 1 failed: AssertionError: Tensor-likes are not close!")
+        self.assertEqual(verdict.message.splitlines()[0], "1 of 2 ranks did not pass (rank 1)")
+
+    def test_ranks_with_the_same_problem_share_a_phrase(self):
+        outcomes = [failed_with(rank, KeyError("x")) for rank in range(3)]
+        self.assertEqual(combine(outcomes).headline, "rank 0, 1, 2 raised KeyError: 'x'")
+
+    def test_deaths_timeouts_and_mixed_problems(self):
+        outcomes = [RankOutcome(0, Status.TIMED_OUT, "timed out after 3 s; ranks still running: 0"),
+                    RankOutcome(1, Status.DIED, "rank 1 died from signal SIGSEGV"),
+                    RankOutcome(2, Status.STOPPED, "stopped after rank 1 failed"),
+                    failed_with(3, ValueError("bad"))]
+        verdict = combine(outcomes)
+        self.assertEqual(verdict.status, Status.ERROR)
+        self.assertEqual(verdict.headline, "rank 0 timed out after 3 s; rank 1 died from signal SIGSEGV; "
+                                           "rank 3 raised ValueError: bad")
+
+    def test_a_chained_exception_is_named_by_the_last_one_raised(self):
+        try:
+            try:
+                raise KeyError("inner")
+            except KeyError:
+                raise RuntimeError("outer") from None
+        except RuntimeError as error:
+            outcome = outcome_of(0, error)
+        self.assertEqual(combine([outcome]).headline, "rank 0 raised RuntimeError: outer")
+
+    def test_passes_and_skips_have_no_headline(self):
+        self.assertEqual(combine([RankOutcome(0, Status.PASSED)]).headline, "")
+        self.assertEqual(combine([RankOutcome(0, Status.SKIPPED, "no GPU")]).headline, "")
+
+
+class TestRaiseVerdict(TestCase):
+    def test_the_exception_carries_the_headline(self):
+        verdict = combine([RankOutcome(0, Status.PASSED), failed_with(1, AssertionError("2 != 3"))])
+        with self.assertRaises(RankFailure) as caught:
+            raise_verdict(verdict)
+        self.assertEqual(caught.exception.headline, "rank 1 failed: AssertionError: 2 != 3")
+        self.assertIsInstance(caught.exception, AssertionError)
+        self.assertIsInstance(caught.exception, RanksDidNotPass)
+
+    def test_errors_and_skips(self):
+        verdict = combine([RankOutcome(0, Status.DIED, "rank 0 exited with code 7 without reporting")])
+        with self.assertRaises(RankError) as caught:
+            raise_verdict(verdict)
+        self.assertIsInstance(caught.exception, RanksDidNotPass)
+        self.assertEqual(caught.exception.headline, "rank 0 exited with code 7 without reporting")
+        with self.assertRaises(unittest.SkipTest):
+            raise_verdict(combine([RankOutcome(0, Status.SKIPPED, "no GPU")]))
+
+    def test_without_a_headline_the_first_line_stands_in(self):
+        self.assertEqual(RankError("first line\nsecond").headline, "first line")
+
+
+if __name__ == "__main__":
+    run_tests()
