@@ -78,6 +78,11 @@ class TestFindTests(_FileTree):
         tree = find_tests([], self.root / "harness", self.root / "test")
         self.assertEqual((tree.root, tree.names), (self.root / "harness", ["test_a"]))
 
+    def test_paths_inside_the_default_directory_keep_its_names(self):
+        tree = find_tests([str(self.root / "distributed")], None, self.root)
+        self.assertEqual((tree.root, tree.names), (self.root, ["distributed/_composable/test_c",
+                                                               "distributed/test_b"]))
+
     def test_a_directory_is_its_own_root(self):
         self.assertEqual(self.find("distributed"), ("distributed", ["_composable/test_c", "test_b"]))
 

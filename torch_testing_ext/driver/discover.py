@@ -3,7 +3,8 @@
 A run names its tests by PATHs, as pytest takes them (files and directories), or by a test
 directory (``--test-dir``, default ``test/``). Every name is the file's path under the *test
 root* without ``.py``, with ``/`` separators on every platform; the root is ``--test-dir`` when
-given, else the deepest directory that holds every PATH, else the default directory::
+given, else the default directory when it holds every PATH (so names and recorded times are
+those of a whole run), else the deepest directory that holds every PATH::
 
     tree = find_tests(["tests/"], test_dir=None, default_dir=Path("test"))
     tree.root, tree.names                          # Path("tests"), ["dist/test_x", "test_y"]
@@ -121,6 +122,8 @@ def find_tests(paths: Sequence[str], test_dir: Path | None, default_dir: Path) -
         root = test_dir.absolute()
         if not root.is_dir():
             raise SelectionError(f"test directory not found: {test_dir}")
+    elif all(path.is_relative_to(default_dir.absolute()) for path in resolved.values()):
+        root = default_dir.absolute()  # names as in a run of the whole default directory
     else:
         root = _common_root(list(resolved.values()))
     names = set()
