@@ -75,11 +75,13 @@ class TestNothingOutlivesTheTestProcess(TestCase):
     def test_ctrl_c_leaves_nothing(self):
         run, (code, output) = self._stop_mid_test(lambda p: p.send_signal(signal.SIGINT))
         self.assertEqual(code, 130, output)
+        self.assertIn(": interrupted (Ctrl-C)\n", output)
         self.assertNothingLeft(run)
 
     def test_sigterm_leaves_nothing(self):
         run, (code, output) = self._stop_mid_test(lambda p: p.send_signal(signal.SIGTERM))
         self.assertEqual(code, 143, output)
+        self.assertIn(": interrupted (received signal SIGTERM)\n", output)
         self.assertNothingLeft(run)
 
     def test_kill_9_of_the_test_process_leaves_nothing(self):
