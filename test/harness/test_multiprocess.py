@@ -123,9 +123,11 @@ class TestRankOutcomes(TestCase):
         started = time.monotonic()
         code, output = self.run_fixture("Faults.test_hang_rank1", FIXTURE_TIMEOUT=3)
         self.assertEqual(code, 1, output)
-        self.assertIn("ranks still running: 1 ", output)
+        self.assertIn("ranks still running: 1\n[rank 1] Stack of the test (most recent call last):", output)
         self.assertNotIn("rank 0 timed out", output)
-        self.assertIn("in hang_forever", output)
+        self.assertRegex(output, r'\[rank 1\]   File ".*rank_faults.py", line \d+, in test_hang_rank1\n'
+                                 r'\[rank 1\]     hang_forever\(\)\n'
+                                 r'\[rank 1\]   File ".*rank_faults.py", line \d+, in hang_forever\n')
         self.assertLess(time.monotonic() - started, 60, "the timeout did not stop the hanging rank")
 
     def test_timeout_from_environment(self):

@@ -6,7 +6,8 @@ reporting is *died* (exit code or signal named). Once any rank has a problem, th
 process groups until every rank has reported or been stopped; then the supervisor sends it
 the release and it tears down and exits. At the deadline, the ranks still
 running are asked for their Python stacks (faulthandler on SIGUSR1), reported as *timed out*
-and killed. Every rank is killed with its whole process group on the way out, also on Ctrl-C
+with the test's stack (the dump without the harness's frames and watcher threads), and
+killed. Every rank is killed with its whole process group on the way out, also on Ctrl-C
 or SIGTERM, and the test's directory is removed.
 """
 
@@ -23,6 +24,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 
+from ..reporting.stack_dumps import trim_dump
 from ..reporting.status import Status
 from ..run import interrupts
 from .fork_server import server_pid
@@ -53,15 +55,28 @@ class RanksEnded:
     leftovers: list[Leftover]
 
 
-def output_tail(path: str, since: int = 0) -> str:
-    """The last lines of a rank's log file from byte ``since`` on ("" if it has none)."""
+def _log_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _read_log(path: str, since: int, until: int | None = None) -> str:
     try:
         with open(path, "rb") as log:
-            log.seek(0, os.SEEK_END)
-            log.seek(max(since, log.tell() - _TAIL_BYTES))
-            text = log.read().decode("utf-8", "replace")
+            log.seek(since)
+            data = log.read() if until is None else log.read(max(0, until - since))
     except OSError:
         return ""
+    return data.decode("utf-8", "replace")
+
+
+def output_tail(path: str, since: int = 0, until: int | None = None) -> str:
+    """The last lines of a rank's log file between bytes ``since`` and ``until`` (the end when
+    None); "" if it has none."""
+    end = _log_size(path) if until is None else until
+    text = _read_log(path, max(since, end - _TAIL_BYTES), end)
     return "\n".join(text.splitlines()[-_TAIL_LINES:])
 
 
@@ -101,6 +116,7 @@ class RankWatch:
         self.connections: dict[int, Connection] = {}
         self.outcomes: dict[int, RankOutcome] = {}
         self.logs = {facts.rank: facts.log_path for facts in world}
+        self._dumps_at: dict[int, int] = {}  # where a rank's stack dump starts in its log
         lifeline, self._lifeline = context.Pipe(duplex=False)
         try:
             for facts in world:
@@ -144,18 +160,31 @@ class RankWatch:
                 self.outcomes[rank] = _death_notice(rank, process.exitcode)
 
     def stop(self, ranks: list[int], status: Status, detail: str, dump_stacks: bool) -> None:
-        """Kill ``ranks`` (after asking for their stacks if ``dump_stacks``); their outcome is
-        ``status`` with ``detail``."""
+        """Kill ``ranks``; their outcome is ``status`` with ``detail``. With ``dump_stacks``,
+        each is first asked for its stacks, and its detail gains the test's stack
+        (:func:`~torch_testing_ext.reporting.stack_dumps.trim_dump`)."""
+        details = {rank: detail for rank in ranks}
         if dump_stacks:
             for rank in ranks:
+                self._dumps_at[rank] = _log_size(self.logs[rank])
                 try:
                     os.kill(self.processes[rank].pid, signal.SIGUSR1)
                 except ProcessLookupError:
                     pass
             time.sleep(STACK_DUMP_WAIT)
+            details = {rank: self._with_stack(rank, detail) for rank in ranks}
         for rank in ranks:
             kill_process_group(self.processes[rank])
-            self.outcomes.setdefault(rank, RankOutcome(rank, status, detail))
+            self.outcomes.setdefault(rank, RankOutcome(rank, status, details[rank]))
+
+    def _with_stack(self, rank: int, detail: str) -> str:
+        """``detail`` and the test's stack from the rank's dump; when the dump cannot be read,
+        the raw dump stays in the output tail and the detail says so."""
+        stack = trim_dump(_read_log(self.logs[rank], self._dumps_at[rank]))
+        if stack is None:
+            del self._dumps_at[rank]
+            return f"{detail} (its stacks are in the output below)"
+        return f"{detail}\n{stack}"
 
     def send_all(self, message: object) -> None:
         """Send ``message`` to every rank (ranks already gone are passed over: their exit is
@@ -185,10 +214,13 @@ class RankWatch:
         return leftovers
 
     def attach_tails(self, since: dict[int, int] | None = None) -> None:
-        """Give each problem outcome the last lines of its rank's log (from byte ``since[rank]``)."""
+        """Give each problem outcome the last lines of its rank's log (from byte ``since[rank]``,
+        up to the stack dump that a timeout asked for: the outcome shows the dump trimmed)."""
         for rank, outcome in self.outcomes.items():
             if outcome.status.is_problem:
-                outcome.output_tail = output_tail(self.logs[rank], (since or {}).get(rank, 0))
+                outcome.output_tail = output_tail(self.logs[rank], (since or {}).get(rank, 0),
+                                                  self._dumps_at.get(rank))
+        self._dumps_at.clear()
 
     def sorted_outcomes(self) -> list[RankOutcome]:
         return [self.outcomes[rank] for rank in sorted(self.outcomes)]
@@ -241,8 +273,8 @@ def wait_for_outcomes(ranks: RankWatch, timeout: float) -> None:
             break
         if time.monotonic() >= deadline:
             ranks.stop(still, Status.TIMED_OUT,
-                       f"timed out after {timeout:g} s; ranks still running: {', '.join(map(str, still))}"
-                       " (their stacks are in the output below)", dump_stacks=True)
+                       f"timed out after {timeout:g} s; ranks still running: {', '.join(map(str, still))}",
+                       dump_stacks=True)
         elif failed_at is not None and time.monotonic() >= failed_at + FAIL_FAST_GRACE:
             first = min(problems, key=lambda o: o.rank).rank
             ranks.stop(still, Status.STOPPED, f"stopped after rank {first} failed", dump_stacks=False)

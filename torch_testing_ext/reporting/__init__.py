@@ -4,5 +4,6 @@ Torch-free, so the shard driver can use it without importing torch:
 
 - ``status``: :class:`~torch_testing_ext.reporting.status.Status`, the one vocabulary;
 - ``junit_xml``: the ``<testcase>`` elements that ``run_tests`` and the driver both write;
-- ``tracebacks``: tracebacks that start at the user's frame (harness frames hidden).
+- ``tracebacks``: tracebacks that start at the user's frame (harness frames hidden);
+- ``stack_dumps``: a hung rank's faulthandler dump cut down to the test's own stack.
 """

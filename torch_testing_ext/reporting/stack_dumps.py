@@ -1,0 +1,136 @@
+"""faulthandler's dump of a hung rank, cut down to the test's own stack.
+
+A rank that overran its timeout is asked for its stacks by faulthandler (a C-level signal
+handler: it answers even when the rank's main thread holds the GIL in C code forever). Its
+dump lists every thread, most recent call first: the harness's own watcher threads, and
+below the test's frame the harness and multiprocessing frames that started it. What a reader
+needs is the test's frame and what it called, and the threads the test started.
+:func:`trim_dump` keeps exactly that, most recent call last as in a traceback, with each
+line's source::
+
+    dump = log_text[offset_before_the_signal:]
+    text = trim_dump(dump)      # None when the text holds no dump it can read
+    # Stack of the test (most recent call last):
+    #   File "/home/me/tests/test_x.py", line 12, in test_all_reduce
+    #     dist.barrier()
+    #   File ".../torch/distributed/distributed_c10d.py", line 5356, in barrier
+    #     work.wait()
+
+A frame is the harness's when its file is in this package, in the standard library's
+``multiprocessing``, ``threading``, ``unittest`` or ``runpy``, or has no file (``<string>``).
+Each thread loses its outermost run of harness frames; a thread that is nothing but harness
+frames (a watcher) is left out. Torch-free.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import os
+import re
+import threading
+from pathlib import Path
+
+__all__ = ["DumpFrame", "DumpThread", "parse_dump", "trim_dump", "is_harness_file"]
+
+__unittest = True
+
+_THREAD = re.compile(r"^(Current thread|Thread) (0x[0-9a-fA-F]+)(?: \(most recent call first\))?:\s*$")
+_FRAME = re.compile(r'^\s+File "(.*)", line (\d+) in (.*)$')
+_PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep
+_STDLIB = Path(threading.__file__).resolve().parent
+_STDLIB_HARNESS = tuple(str(_STDLIB / name) for name in
+                        ("multiprocessing" + os.sep, "unittest" + os.sep, "threading.py", "runpy.py"))
+
+
+@dataclasses.dataclass(frozen=True)
+class DumpFrame:
+    """One ``File "...", line N in name`` line of a dump."""
+
+    path: str
+    line: int
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class DumpThread:
+    """One thread of a dump: its id, whether it ran the signal handler, its frames outermost
+    first."""
+
+    ident: str
+    current: bool
+    frames: tuple[DumpFrame, ...]
+
+
+def is_harness_file(path: str) -> bool:
+    """True for a file of the harness's own machinery (see the module doc)."""
+    if path.startswith("<"):
+        return True
+    resolved = os.path.realpath(path)
+    return resolved.startswith(_PACKAGE) or resolved.startswith(_STDLIB_HARNESS)
+
+
+def parse_dump(text: str) -> list[DumpThread]:
+    """The threads of the last faulthandler dump in ``text`` (empty if there is none)."""
+    threads: list[DumpThread] = []
+    header: tuple[str, bool] | None = None
+    frames: list[DumpFrame] = []
+
+    def close() -> None:
+        if header is not None:
+            threads.append(DumpThread(header[0], header[1], tuple(reversed(frames))))
+
+    for line in text.splitlines():
+        started = _THREAD.match(line)
+        if started:
+            close()
+            if threads and threads[-1].current:  # a "Current thread" ends a dump: a new one begins
+                threads.clear()
+            header, frames = (started.group(2), started.group(1) == "Current thread"), []
+            continue
+        frame = _FRAME.match(line)
+        if frame and header is not None:
+            frames.append(DumpFrame(frame.group(1), int(frame.group(2)), frame.group(3)))
+    close()
+    return threads
+
+
+def _outer_harness_run(frames: tuple[DumpFrame, ...]) -> int:
+    """How many of ``frames`` (outermost first) are the outermost run of harness frames."""
+    count = 0
+    while count < len(frames) and is_harness_file(frames[count].path):
+        count += 1
+    return count
+
+
+def _format(frames: tuple[DumpFrame, ...]) -> list[str]:
+    lines = []
+    for frame in frames:
+        lines.append(f'  File "{frame.path}", line {frame.line}, in {frame.name}')
+        source = linecache.getline(frame.path, frame.line).strip()
+        if source:
+            lines.append(f"    {source}")
+    return lines
+
+
+def trim_dump(text: str) -> str | None:
+    """The test's stack and the stacks of the threads it started, from the last dump in
+    ``text``; None when there is no dump to read (the caller shows the raw text instead)."""
+    threads = parse_dump(text)
+    if not threads:
+        return None
+    tests, others = [], []
+    for thread in threads:
+        cut = _outer_harness_run(thread.frames)
+        frames = thread.frames[cut:]
+        if not frames:
+            continue  # the harness's own watcher thread
+        # The thread that ran the test came through this package; the test's own threads
+        # start in threading.
+        if any(frame.path.startswith("<") or os.path.realpath(frame.path).startswith(_PACKAGE)
+               for frame in thread.frames[:cut]) and not tests:
+            tests.append("\n".join(["Stack of the test (most recent call last):", *_format(frames)]))
+        else:
+            others.append("\n".join([f"Thread {thread.ident} (most recent call last):", *_format(frames)]))
+    shown = tests + others
+    return "\n".join(shown) if shown else None
