@@ -1,0 +1,112 @@
+"""README's code cannot drift: every Python block is a complete test file that passes, and
+every command of its shell blocks names a module or file that exists.
+
+Each ```python block starts with a comment naming its file (``# test_first.py``); the test
+writes it into a temporary directory and runs it as ``python FILE`` (the launcher example also
+under ``torchrun --standalone --nproc-per-node 2``). Shell blocks are not run (they install
+packages, start launchers across machines...), but each ``python -m MODULE`` must name an
+importable module and each path of this repository they mention must exist.
+"""
+
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+LAUNCHED = "test_launched.py"  # also run under torchrun
+
+
+def blocks(language):
+    """The text of every fenced block of ``language`` in README, in order."""
+    return re.findall(rf"^```{language}\n(.*?)^```$", README.read_text(), re.S | re.M)
+
+
+def python_files():
+    """{file name: source} of README's Python blocks."""
+    files = {}
+    for block in blocks("python"):
+        first = block.splitlines()[0]
+        name = first.removeprefix("# ").strip()
+        files[name] = block
+    return files
+
+
+def _env():
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return dict(os.environ, PYTHONPATH=path)
+
+
+class TestPythonBlocks(TestCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.temp = tempfile.TemporaryDirectory(prefix="readme-")
+        cls.dir = Path(cls.temp.name)
+        cls.files = python_files()
+        for name, source in cls.files.items():
+            (cls.dir / name).write_text(source)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.temp.cleanup()
+        super().tearDownClass()
+
+    def test_every_block_is_a_named_complete_test_file(self):
+        self.assertEqual(len(self.files), len(blocks("python")), "two blocks share a file name")
+        self.assertIn("test_first.py", self.files)
+        for name, source in self.files.items():
+            with self.subTest(name):
+                self.assertRegex(name, r"^test_\w+\.py$", "a block starts with '# test_<name>.py'")
+                self.assertRegex(source, r"(?m)^(import|from) ", "imports")
+                self.assertTrue(source.rstrip().endswith('if __name__ == "__main__":\n    run_tests()'),
+                                "ends with the run_tests() main block")
+
+    def test_every_block_passes(self):
+        for name in self.files:
+            with self.subTest(name):
+                result = subprocess.run([sys.executable, name], cwd=self.dir, env=_env(),
+                                        capture_output=True, text=True, timeout=600)
+                self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+                ran = re.search(r"^Ran (\d+) tests? in ", result.stderr, re.M)
+                self.assertTrue(ran and int(ran.group(1)) > 0, result.stderr)
+                self.assertNotIn("skipped", result.stderr.splitlines()[-1], "a README example skipped")
+
+    def test_the_launcher_example_passes_under_torchrun(self):
+        self.assertIn(LAUNCHED, self.files)
+        result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                 "--nproc-per-node", "2", LAUNCHED, "-v"], cwd=self.dir, env=_env(),
+                                capture_output=True, text=True, timeout=600)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("test_all_reduce (__main__.TestOnLaunchedRanks.test_all_reduce) ... ok", result.stdout)
+
+
+class TestShellBlocks(TestCase):
+    def commands(self):
+        return [line.split("#")[0].strip() for block in blocks("bash") for line in block.splitlines()
+                if line.strip() and not line.lstrip().startswith("#")]
+
+    def test_every_python_module_named_exists(self):
+        modules = {m for command in self.commands() for m in re.findall(r"python -m ([\w.]+)", command)}
+        self.assertIn("torch_testing_ext.run_test", modules)
+        for module in sorted(modules):
+            with self.subTest(module):
+                self.assertIsNotNone(importlib.util.find_spec(module), f"no module {module}")
+
+    def test_every_repository_path_named_exists(self):
+        paths = {p for command in self.commands()
+                 for p in re.findall(r"(?<![\w/.])((?:test|benchmarks|tools|examples|docs)/[\w/.-]*)", command)}
+        self.assertIn("test/distributed/test_c10d_spawn_gloo.py", paths)
+        for path in sorted(paths):
+            with self.subTest(path):
+                self.assertTrue((REPO / path).exists(), f"README names {path}, which does not exist")
+
+
+if __name__ == "__main__":
+    run_tests()
