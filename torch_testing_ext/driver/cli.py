@@ -72,14 +72,14 @@ def build_parser() -> OneLineParser:
     add("paths", nargs="*", metavar="PATH",
         help="test files and directories (default: test/); a directory's test_*.py files run")
     add("-i", "--include", nargs="+", metavar="NAME", help="run only these test files "
-        "(exact names: the path under test/ without .py, e.g. distributed/test_c10d_spawn_gloo)")
+        "(exact names: the path under the test root without .py, e.g. distributed/test_c10d_spawn_gloo)")
     add("-x", "--exclude", nargs="+", metavar="PREFIX", default=[],
         help="skip test files whose name starts with PREFIX")
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--distributed-tests", dest="distributed", action="store_const", const=True,
-                       help="run only the files under distributed/")
+                       help="run only the files of distributed/ directories")
     which.add_argument("--exclude-distributed-tests", dest="distributed", action="store_const",
-                       const=False, help="skip the files under distributed/")
+                       const=False, help="skip the files of distributed/ directories")
     add("-k", dest="patterns", action="append", default=[], metavar="EXPR",
         help="passed to each test file: run only tests whose id contains EXPR")
     add("-v", "--verbose", action="store_true",
