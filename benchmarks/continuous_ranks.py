@@ -33,7 +33,6 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -42,8 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Run from a checkout without installing the package; the self-tests' marked runs serve here too.
 sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
 
-from fixtures.marked_run import MarkedRun  # noqa: E402
-from marginal_cost import NOTE_STARTS, test_gaps  # noqa: E402
+from marginal_cost import NOTE_STARTS, run_marked, test_gaps  # noqa: E402
 
 HARNESSES = {  # name: (base class, module of the base, module of run_tests, description)
     "ours-fresh": ("MultiProcessTestCase", "torch_testing_ext.common_distributed",
@@ -145,15 +143,7 @@ def run_file(path: str, count: int, ours: bool) -> tuple[float, list[float]]:
     a marked run (its own TMPDIR; every process it starts, in any session, is seen); the run
     stops if a test did not pass, or if one of ``ours`` leaves a process behind 1 s after it
     exits (PyTorch's harness leaves its resource tracker to init: that is only noted)."""
-    run = MarkedRun(path)
-    try:
-        try:
-            status, output = run.finish(timeout=FILE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise SystemExit(f"benchmark file {path} took over {FILE_TIMEOUT:.0f} s (killed)") from None
-        left = run.left_after_bound()
-    finally:
-        run.close()  # kills whatever of it is left
+    status, output, left = run_marked([path], FILE_TIMEOUT)
     if left:
         note = f"benchmark file {path} left {len(left)} processes behind (killed them)"
         if ours:

@@ -8,7 +8,8 @@ next's. The median of the latter is the cost of one more test. Interpreter start
 and a fork server's start, which vary by seconds on a loaded machine, do not enter it (the
 difference of two files' wall times, used before, drowned milliseconds in that noise).
 :func:`marginal` runs a file ``repeats`` times and returns that median; :func:`parse_counts`
-reads ``--tests`` and ``--repeats``.
+reads ``--tests`` and ``--repeats``; :func:`run_marked` runs a benchmark file as a marked run
+(the self-tests' ``fixtures.marked_run``: the caller puts ``test/harness`` on ``sys.path``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["NOTE_STARTS", "parse_counts", "test_gaps", "marginal"]
+__all__ = ["NOTE_STARTS", "parse_counts", "test_gaps", "marginal", "run_marked"]
 
 NOTE_STARTS = '''
 import atexit as _atexit
@@ -81,3 +82,20 @@ def marginal(directory: str, text: str, count: int, repeats: int) -> float:
             raise SystemExit(f"benchmark file {path} failed:\n{completed.stderr[-3000:]}")
         gaps += test_gaps(completed.stdout, count)[1]
     return statistics.median(gaps)
+
+
+def run_marked(argv: list[str], timeout: float) -> tuple[int, str, list[object]]:
+    """``python *argv`` as a marked run (its own TMPDIR, every process it starts seen): its exit
+    status, its output, and the processes still there 1 s after it exited (killed by then).
+    SystemExit if it runs over ``timeout`` seconds."""
+    from fixtures.marked_run import MarkedRun
+
+    run = MarkedRun(*argv)
+    try:
+        try:
+            status, output = run.finish(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"{' '.join(argv)} took over {timeout:.0f} s (killed)") from None
+        return status, output, run.left_after_bound()
+    finally:
+        run.close()  # kills whatever of it is left

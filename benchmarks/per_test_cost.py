@@ -43,8 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Run from a checkout without installing the package; the self-tests' marked runs serve here too.
 sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
 
-from fixtures.marked_run import MarkedRun  # noqa: E402
-from marginal_cost import NOTE_STARTS, test_gaps  # noqa: E402
+from marginal_cost import NOTE_STARTS, run_marked, test_gaps  # noqa: E402
 
 OURS, THEIRS = "torch_testing_ext", "torch.testing._internal"
 WAYS = ("fresh", "kept", "threads", "launched", "skipped")
@@ -136,15 +135,7 @@ def command(way: str, path: str) -> list[str]:
 
 def run_file(way: str, pkg: str, path: str, count: int) -> tuple[float, list[float]]:
     """The first test's time and the start-to-start times of the others, from one run."""
-    run = MarkedRun(*command(way, path))
-    try:
-        try:
-            status, output = run.finish(timeout=RUN_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise SystemExit(f"{path} took over {RUN_TIMEOUT:.0f} s (killed)") from None
-        left = run.left_after_bound()
-    finally:
-        run.close()  # kills whatever of it is left
+    status, output, left = run_marked(command(way, path), RUN_TIMEOUT)
     ran = RAN.findall(output)
     if status != 0 or not ran or any(n != str(count) for n in ran):
         raise SystemExit(f"{way}, {pkg}: {path} did not pass its {count} tests (exit {status}); "
