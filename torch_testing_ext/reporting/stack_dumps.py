@@ -18,8 +18,9 @@ line's source::
 
 A frame is the harness's when its file is in this package, in the standard library's
 ``multiprocessing``, ``threading``, ``unittest`` or ``runpy``, or has no file (``<string>``).
-Each thread loses its outermost run of harness frames; a thread that is nothing but harness
-frames (a watcher) is left out. Torch-free.
+Each thread loses its outermost run of harness frames. A thread the harness started (its
+target is in this package) or that is nothing but harness frames (a watcher) is left out. A
+dump without the test's thread, or whose test thread is all harness, gives None. Torch-free.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ _PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep
 _STDLIB = Path(threading.__file__).resolve().parent
 _STDLIB_HARNESS = tuple(str(_STDLIB / name) for name in
                         ("multiprocessing" + os.sep, "unittest" + os.sep, "threading.py", "runpy.py"))
+_THREADING = str(_STDLIB / "threading.py")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,10 +73,16 @@ def is_harness_file(path: str) -> bool:
 
 
 def parse_dump(text: str) -> list[DumpThread]:
-    """The threads of the last faulthandler dump in ``text`` (empty if there is none)."""
+    """The threads of the last faulthandler dump in ``text`` (empty if there is none).
+
+    Within a dump, each thread's block follows the previous one after one blank line; a thread
+    header anywhere else, or naming a thread already seen, starts a new dump. (The thread that
+    took the signal, ``Current thread``, may come anywhere in the dump.)
+    """
     threads: list[DumpThread] = []
     header: tuple[str, bool] | None = None
     frames: list[DumpFrame] = []
+    after_block = False  # the previous line closed a thread's block (a blank line after it)
 
     def close() -> None:
         if header is not None:
@@ -84,13 +92,14 @@ def parse_dump(text: str) -> list[DumpThread]:
         started = _THREAD.match(line)
         if started:
             close()
-            if threads and threads[-1].current:  # a "Current thread" ends a dump: a new one begins
+            if not after_block or any(thread.ident == started.group(2) for thread in threads):
                 threads.clear()
-            header, frames = (started.group(2), started.group(1) == "Current thread"), []
+            header, frames, after_block = (started.group(2), started.group(1) == "Current thread"), [], False
             continue
         frame = _FRAME.match(line)
         if frame and header is not None:
             frames.append(DumpFrame(frame.group(1), int(frame.group(2)), frame.group(3)))
+        after_block = header is not None and not line.strip()
     close()
     return threads
 
@@ -113,24 +122,37 @@ def _format(frames: tuple[DumpFrame, ...]) -> list[str]:
     return lines
 
 
+def _started_by_harness(frames: tuple[DumpFrame, ...]) -> bool:
+    """Whether a thread was started by this package: its target, the first frame after
+    ``threading``'s start-up, is ours (a watcher, whatever it is blocked in)."""
+    start = 0
+    while start < len(frames) and os.path.realpath(frames[start].path) == _THREADING:
+        start += 1
+    return 0 < start < len(frames) and os.path.realpath(frames[start].path).startswith(_PACKAGE)
+
+
+def _runs_the_test(outer: tuple[DumpFrame, ...]) -> bool:
+    """Whether a thread's outermost harness frames ``outer`` are the runner's (this package's,
+    or the fork server's ``<string>``): the thread that runs the test."""
+    return any(frame.path.startswith("<") or os.path.realpath(frame.path).startswith(_PACKAGE)
+               for frame in outer)
+
+
 def trim_dump(text: str) -> str | None:
     """The test's stack and the stacks of the threads it started, from the last dump in
-    ``text``; None when there is no dump to read (the caller shows the raw text instead)."""
-    threads = parse_dump(text)
-    if not threads:
-        return None
-    tests, others = [], []
-    for thread in threads:
+    ``text``; None when there is no dump to read or the test's thread is not in it or is in the
+    harness's own code (the caller shows the raw text instead)."""
+    test: str | None = None
+    others: list[str] = []
+    for thread in parse_dump(text):
+        if _started_by_harness(thread.frames):
+            continue  # the harness's own watcher thread
         cut = _outer_harness_run(thread.frames)
         frames = thread.frames[cut:]
-        if not frames:
-            continue  # the harness's own watcher thread
-        # The thread that ran the test came through this package; the test's own threads
-        # start in threading.
-        if any(frame.path.startswith("<") or os.path.realpath(frame.path).startswith(_PACKAGE)
-               for frame in thread.frames[:cut]) and not tests:
-            tests.append("\n".join(["Stack of the test (most recent call last):", *_format(frames)]))
-        else:
+        if test is None and _runs_the_test(thread.frames[:cut]):
+            if not frames:
+                return None
+            test = "\n".join(["Stack of the test (most recent call last):", *_format(frames)])
+        elif frames:  # a thread the test (or a library) started, not only harness frames
             others.append("\n".join([f"Thread {thread.ident} (most recent call last):", *_format(frames)]))
-    shown = tests + others
-    return "\n".join(shown) if shown else None
+    return None if test is None else "\n".join([test, *others])
