@@ -13,6 +13,8 @@ from unittest import mock
 import torch
 import torch.distributed as dist
 
+from fixtures.runs import run_case
+
 from torch_testing_ext import devices
 from torch_testing_ext.common_distributed import (
     DistributedTestBase,
@@ -38,12 +40,6 @@ from torch_testing_ext.skips.skip_checks import pending_skip
 
 from fixtures import distributed_ranks, rank_hooks
 from fixtures.fake_devices import pretend_accelerator
-
-
-def run_case(cls, name):
-    result = unittest.TestResult()
-    cls(name).run(result)
-    return result
 
 
 def skip_reason(decorator, world_size=2):

@@ -6,11 +6,12 @@ import os
 import socket
 import subprocess
 import sys
-import unittest
 import warnings
 from unittest import mock
 
 import torch
+
+from fixtures.runs import run_case
 
 from torch_testing_ext import common_utils, devices
 from torch_testing_ext.common_utils import (
@@ -37,12 +38,6 @@ from torch_testing_ext.common_utils import (
 )
 from torch_testing_ext.process_groups import ports
 from torch_testing_ext.skips import platform_skips
-
-
-def run_case(cls, name):
-    result = unittest.TestResult()
-    cls(name).run(result)
-    return result
 
 
 class TestFlags(TestCase):

@@ -1,20 +1,12 @@
 """Self-tests of the test <-> rank protocol: the hooks a subclass may override, the facts a
 rank reads through its properties, and tracebacks that start at the user's frame."""
 
-import unittest
+from fixtures import rank_hooks
+from fixtures.runs import run_case
 
 from torch_testing_ext import devices
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.multiprocess.rank_protocol import current_rank_facts
-
-from fixtures import rank_hooks
-
-
-def run_case(cls, method):
-    result = unittest.TestResult()
-    cls(method).run(result)
-    return result
-
 
 logged = rank_hooks.take_logs
 

@@ -1,8 +1,9 @@
 """Self-tests of the skip decorators: decided in the test process, before any rank starts."""
 
 import os
-import unittest
 from unittest import mock
+
+from fixtures.runs import run_case
 
 from torch_testing_ext import devices
 from torch_testing_ext.skips import distributed_skips as dist_skips
@@ -17,12 +18,6 @@ from torch_testing_ext.common_distributed import (
 from torch_testing_ext.common_utils import TestCase, run_tests, slowTest
 from torch_testing_ext.multiprocess import supervisor
 from torch_testing_ext.skips.skip_checks import pending_skip
-
-
-def run_case(case_cls, name):
-    result = unittest.TestResult()
-    case_cls(name).run(result)
-    return result
 
 
 class TestDistributedSkips(TestCase):
