@@ -71,7 +71,15 @@ class TestContinuousFixtureRun(TestCase):
                                  r"\[rank 0\]   File .*, line \d+, in test_06_hangs_on_rank_0\n"
                                  r"\[rank 0\]     stuck_here\(\)\n"
                                  r"\[rank 0\]   File .*, line \d+, in stuck_here\n")
-        self.assertNotIn("persistent_rank.py", report)  # the kept rank's loop is the harness's
+        # Rank 1 waits in a gloo collective: its stack goes into torch, from the test's frame.
+        self.assertRegex(report, r"\[rank 1\] Stack of the test \(most recent call last\):\n"
+                                 r"\[rank 1\]   File .*, line \d+, in test_06_hangs_on_rank_0\n"
+                                 r"\[rank 1\]     dist\.barrier\(\)\n"
+                                 r"(.*\n)*\[rank 1\]   File .*distributed_c10d\.py\", line \d+, in barrier\n")
+        # The kept rank's loop, the lifeline thread and faulthandler's raw dump are not shown.
+        for noise in ("persistent_rank.py", "rank_process.py", "multiprocessing", "Thread 0x",
+                      "most recent call first"):
+            self.assertNotIn(noise, report)
 
     def test_leaks_fail_the_test_that_leaked_naming_what(self):
         expected = {
