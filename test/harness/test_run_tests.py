@@ -1,54 +1,72 @@
-"""Self-tests of run_tests(): the command-line flags of every test file."""
+"""Self-tests of run_tests(): the command-line flags of every test file.
 
+The flags are run in this process (``run_tests(argv, module=...)`` on the fixture module, its
+output captured); one subprocess run per whole-file contract shows the same from the command
+line: a failing file exits 1 with its JUnit report, and ``--use-pytest`` hands the file to
+pytest. (A bad argument's exit status 2 as a process: test_settings.py.)
+"""
+
+import contextlib
+import io
 import os
-import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from unittest import mock
 
+from fixtures import simple_cases
+from fixtures.runs import assert_outcomes, run_file
+
+from torch_testing_ext.case.test_case import current_seed, set_default_seed
 from torch_testing_ext.common_utils import TestCase, run_tests
 
-FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "simple_cases.py")
+FIXTURE = simple_cases.__file__
+ALL_IDS = ["Alpha.test_one", "Alpha.test_prints_seed", "Alpha.test_skipped", "Alpha.test_two",
+           "Beta.test_param_n_1", "Beta.test_param_n_2", "Failing.test_fails"]
 
 
-def run_fixture(*args, **env):
-    completed = subprocess.run([sys.executable, FIXTURE, *args], capture_output=True, text=True,
-                               env=dict(os.environ, **env), timeout=120)
-    return completed.returncode, completed.stdout, completed.stderr
+def run_here(*args, **env):
+    """``run_tests(args)`` on the fixture module in this process: (exit status, stdout, stderr).
+    The environment, the default seed and the argv it reads are restored afterwards."""
+    out, err, seed = io.StringIO(), io.StringIO(), current_seed()
+    code = None
+    with mock.patch.dict(os.environ, env), mock.patch.object(sys, "argv", [FIXTURE]), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            run_tests(list(args), module=simple_cases)
+        except SystemExit as exit_:
+            code = exit_.code
+        finally:
+            set_default_seed(seed)
+    return code, out.getvalue(), err.getvalue()
 
 
-class TestRunTests(TestCase):
+class TestRunTestsFlags(TestCase):
     def test_list_prints_ids_and_runs_nothing(self):
-        code, out, err = run_fixture("--list")
-        self.assertEqual(code, 0, err)
-        self.assertEqual(out.split(), [
-            "Alpha.test_one", "Alpha.test_prints_seed", "Alpha.test_skipped", "Alpha.test_two",
-            "Beta.test_param_n_1", "Beta.test_param_n_2", "Failing.test_fails",
-        ])
+        code, out, err = run_here("--list")
+        self.assertEqual((code, out.split()), (0, ALL_IDS), err)
         self.assertNotIn("Ran", err)
 
     def test_k_selects_by_substring(self):
-        code, out, _ = run_fixture("--list", "-k", "param")
-        self.assertEqual(out.split(), ["Beta.test_param_n_1", "Beta.test_param_n_2"])
-        code, out, _ = run_fixture("--list", "-k", "one", "-k", "two")
-        self.assertEqual(out.split(), ["Alpha.test_one", "Alpha.test_two"])
+        self.assertEqual(run_here("--list", "-k", "param")[1].split(), ["Beta.test_param_n_1", "Beta.test_param_n_2"])
+        self.assertEqual(run_here("--list", "-k", "one", "-k", "two")[1].split(), ["Alpha.test_one", "Alpha.test_two"])
 
     def test_test_ids_select(self):
-        code, out, _ = run_fixture("--list", "Beta", "Alpha.test_one")
+        code, out, _ = run_here("--list", "Beta", "Alpha.test_one")
         self.assertEqual(out.split(), ["Beta.test_param_n_1", "Beta.test_param_n_2", "Alpha.test_one"])
-        code, _, err = run_fixture("Alpha.test_one", "-v")
-        self.assertEqual(code, 0)
+        code, _, err = run_here("Alpha.test_one", "-v")
+        self.assertEqual(code, 0, err)
         self.assertIn("Ran 1 test", err)
 
     def test_exit_status_reflects_failure(self):
-        self.assertEqual(run_fixture()[0], 0)
-        code, _, err = run_fixture(SIMPLE_CASES_FAIL="1")
+        self.assertEqual(run_here()[0], 0)
+        code, _, err = run_here(SIMPLE_CASES_FAIL="1")
         self.assertEqual(code, 1)
         self.assertIn("forced failure", err)
 
     def test_save_xml_writes_junit(self):
         with tempfile.TemporaryDirectory() as reports:
-            code, _, err = run_fixture("--save-xml", reports, SIMPLE_CASES_FAIL="1")
+            code, _, err = run_here("--save-xml", reports, SIMPLE_CASES_FAIL="1")
             self.assertEqual(code, 1, err)
             self.assertEqual(os.listdir(reports), ["TEST-simple_cases.xml"])
             root = ET.parse(os.path.join(reports, "TEST-simple_cases.xml")).getroot()
@@ -58,7 +76,6 @@ class TestRunTests(TestCase):
                          ("7", "1", "0", "1"))
         cases = {(c.get("classname"), c.get("name")): c for c in suite.iter("testcase")}
         self.assertEqual(len(cases), 7)
-        self.assertIsNotNone(cases[("Failing", "test_fails")].find("failure"))
         self.assertIn("forced failure", cases[("Failing", "test_fails")].find("failure").text)
         self.assertEqual(cases[("Alpha", "test_skipped")].find("skipped").get("message"), "skipped on purpose")
         self.assertIsNone(cases[("Alpha", "test_one")].find("failure"))
@@ -68,33 +85,48 @@ class TestRunTests(TestCase):
         for args in (["--no-such-flag"], ["--repeat", "0"], ["--seed", "x"], ["NoSuchClass"],
                      ["Alpha.test_missing"]):
             with self.subTest(args=args):
-                code, out, err = run_fixture(*args)
+                code, out, err = run_here(*args)
                 self.assertEqual(code, 2, err)
                 self.assertEqual(len(err.strip().splitlines()), 1, err)
-                self.assertIn("error:", err)
+                self.assertIn("simple_cases.py: error:", err)
                 self.assertNotIn("Traceback", err)
 
     def test_repeat_runs_again(self):
-        code, _, err = run_fixture("Alpha.test_one", "--repeat", "3")
+        code, _, err = run_here("Alpha.test_one", "--repeat", "3")
         self.assertEqual(code, 0)
         self.assertEqual(err.count("Ran 1 test"), 3)
 
     def test_seed_changes_setup_seed(self):
-        _, default_out, _ = run_fixture("Alpha.test_prints_seed")
-        _, again_out, _ = run_fixture("Alpha.test_prints_seed")
-        _, seeded_out, _ = run_fixture("Alpha.test_prints_seed", "--seed", "7")
+        _, default_out, _ = run_here("Alpha.test_prints_seed")
+        _, again_out, _ = run_here("Alpha.test_prints_seed")
+        _, seeded_out, _ = run_here("Alpha.test_prints_seed", "--seed", "7")
         self.assertEqual(default_out, again_out)
         self.assertNotEqual(default_out, seeded_out)
         self.assertIn("first random:", seeded_out)
 
-    def test_use_pytest(self):
-        code, out, _ = run_fixture("--use-pytest", "-k", "param")
-        self.assertEqual(code, 0, out)
-        self.assertIn("2 passed", out)
+    def test_accept_sets_expecttest_accept_for_the_run(self):
+        seen = []
+        with mock.patch.dict(os.environ), mock.patch.object(simple_cases.Alpha, "test_one",
+                                                            lambda test: seen.append(os.environ.get("EXPECTTEST_ACCEPT"))):
+            os.environ.pop("EXPECTTEST_ACCEPT", None)
+            code, _, err = run_here("Alpha.test_one", "--accept")
+        self.assertEqual((code, seen), (0, ["1"]), err)
 
-    def test_accept_flag_is_accepted(self):
-        code, _, err = run_fixture("Alpha.test_one", "--accept")
-        self.assertEqual(code, 0, err)
+
+class TestAsAScript(TestCase):
+    """The same command line, once each, as the file's own process."""
+
+    def test_a_failing_file_exits_1_with_its_report(self):
+        run = run_file(FIXTURE, env={"SIMPLE_CASES_FAIL": "1"})
+        self.assertEqual(run.returncode, 1, run.output)
+        assert_outcomes(self, run, passed=5, failed=1, skipped=1)
+        self.assertIn("FAILED (failures=1, skipped=1)", run.stderr)
+
+    def test_use_pytest(self):
+        run = run_file(FIXTURE, "--use-pytest", "-k", "param")
+        self.assertEqual(run.returncode, 0, run.output)
+        self.assertIn("2 passed", run.stdout)
+        assert_outcomes(self, run, passed=2)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ the others to stderr, and the JUnit XML of rank N > 0 is ``TEST-<file>-rank<N>.x
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
+import types
 import unittest
 from collections.abc import Iterator
 from typing import NoReturn
@@ -92,30 +94,39 @@ def _load(module: object, names: list[str], patterns: list[str]) -> unittest.Tes
     return loader.loadTestsFromNames(names, module)
 
 
-def _main_file() -> str:
-    main = sys.modules["__main__"]
-    return os.path.abspath(getattr(main, "__file__", None) or sys.argv[0])
+@dataclasses.dataclass(frozen=True)
+class _TestFile:
+    """The module whose tests run (``__main__`` for ``python test_x.py``), and its file."""
+
+    module: types.ModuleType
+
+    @property
+    def path(self) -> str:
+        return os.path.abspath(getattr(self.module, "__file__", None) or sys.argv[0])
+
+    @property
+    def stem(self) -> str:
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+    def xml_path(self, directory: str, launched: LaunchedRank | None) -> str:
+        return rank_report_path(os.path.join(directory, f"TEST-{self.stem}.xml"), launched)
+
+    def short_id(self, test: unittest.TestCase) -> str:
+        """``Class.test_x``: the test's id without the module's name."""
+        return test.id().removeprefix(f"{self.module.__name__}.")
 
 
-def _stem() -> str:
-    return os.path.splitext(os.path.basename(_main_file()))[0]
-
-
-def _xml_path(directory: str, launched: LaunchedRank | None) -> str:
-    return rank_report_path(os.path.join(directory, f"TEST-{_stem()}.xml"), launched)
-
-
-def _run_pytest(args: argparse.Namespace, launched: LaunchedRank | None) -> int:
+def _run_pytest(args: argparse.Namespace, file: _TestFile, launched: LaunchedRank | None) -> int:
     import pytest
 
-    path = _main_file()
+    path = file.path
     command = [f"{path}::{name.replace('.', '::')}" for name in args.tests] or [path]
     if args.patterns:
         command += ["-k", " or ".join(args.patterns)]
     if args.verbose:
         command.append("-v")
     if args.save_xml:
-        command.append(f"--junitxml={_xml_path(args.save_xml, launched)}")
+        command.append(f"--junitxml={file.xml_path(args.save_xml, launched)}")
     if args.repeat > 1:
         command += ["-p", "no:cacheprovider"]
         status = 0
@@ -126,7 +137,8 @@ def _run_pytest(args: argparse.Namespace, launched: LaunchedRank | None) -> int:
     return 0 if status == pytest.ExitCode.NO_TESTS_COLLECTED else status
 
 
-def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched: LaunchedRank | None) -> int:
+def _run_unittest(args: argparse.Namespace, file: _TestFile, suite: unittest.TestSuite,
+                  launched: LaunchedRank | None) -> int:
     results: list[RecordingTestResult] = []  # one per repetition
 
     def make_result(*result_args: object, **kwargs: object) -> RecordingTestResult:
@@ -136,8 +148,8 @@ def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched:
     def write_xml() -> None:
         if args.save_xml:
             write_junit_xml([record for result in results for record in result.records],
-                            _xml_path(args.save_xml, launched), suite_name=_stem(),
-                            file=os.path.relpath(_main_file()))
+                            file.xml_path(args.save_xml, launched), suite_name=file.stem,
+                            file=os.path.relpath(file.path))
 
     def write_xml_of_hung_test(test: unittest.TestCase, message: str) -> None:
         # The watchdog ends this process next: keep what was reported, and the hung test.
@@ -152,7 +164,7 @@ def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched:
             for repetition in range(args.repeat):
                 if repetition:
                     # A suite drops its tests once they ran; load them again for each repetition.
-                    suite = _load(sys.modules["__main__"], args.tests, args.patterns)
+                    suite = _load(file.module, args.tests, args.patterns)
                 success = runner.run(suite).wasSuccessful() and success
     except KeyboardInterrupt:
         if launched is not None and results:  # the launcher ends the job: keep what was reported
@@ -163,9 +175,12 @@ def _run_unittest(args: argparse.Namespace, suite: unittest.TestSuite, launched:
     return 0 if success else 1
 
 
-def run_tests(argv: list[str] | None = None) -> NoReturn:
-    """Run the tests of the ``__main__`` module as the command line asks, then exit."""
-    prog = os.path.basename(sys.argv[0]) or "test"
+def run_tests(argv: list[str] | None = None, *, module: types.ModuleType | None = None) -> NoReturn:
+    """Run the tests of the ``__main__`` module (or of ``module``) as the command line asks,
+    then exit."""
+    file = _TestFile(module or sys.modules["__main__"])
+    prog = os.path.basename(sys.argv[0]) if module is None else os.path.basename(file.path)
+    prog = prog or "test"
     args = _parser(prog).parse_args(sys.argv[1:] if argv is None else argv)
     try:
         check_every_setting()
@@ -180,17 +195,17 @@ def run_tests(argv: list[str] | None = None) -> NoReturn:
     interrupts.install_sigterm_handler()
     try:
         if args.use_pytest:
-            sys.exit(_run_pytest(args, launched))
+            sys.exit(_run_pytest(args, file, launched))
         try:
-            suite = _load(sys.modules["__main__"], args.tests, args.patterns)
+            suite = _load(file.module, args.tests, args.patterns)
         except (LookupError, AttributeError, ImportError) as error:
             print(f"{prog}: error: {error.args[0] if error.args else error}", file=sys.stderr)
             sys.exit(2)
         if args.list:
             for test in _iter_tests(suite):
-                print(test.id().removeprefix("__main__."))
+                print(file.short_id(test))
             sys.exit(0)
-        sys.exit(_run_unittest(args, suite, launched))
+        sys.exit(_run_unittest(args, file, suite, launched))
     except KeyboardInterrupt as interrupt:
         print(f"\n{prog}: interrupted ({interrupt.args[0] if interrupt.args else 'Ctrl-C'})",
               file=sys.stderr)
