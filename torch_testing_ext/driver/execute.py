@@ -5,6 +5,9 @@
     executor = Executor(settings, on_finished=print_progress)
     run = executor.run(shard.entries)      # signal handlers may call executor.request_stop()
 
+``start_process`` makes each process (``processes.FileProcess`` by default; the self-tests
+script processes that report, fail, hang or crash without starting any).
+
 Non-``distributed/`` entries run up to ``settings.jobs`` at a time; a ``distributed/`` entry
 runs alone. A test that failed is rerun alone in a fresh process, up to ``MAX_RERUNS`` times,
 until it passes (flaky) or not (consistent failure). A process past its timeout gets SIGTERM,
@@ -27,7 +30,7 @@ from ..reporting.status import Status
 from .discover import source_path
 from .file_reports import JUnitError, read_outcomes
 from .plan import PlanEntry
-from .processes import FileProcess, kill_orphans
+from .processes import FileProcess, StartProcess, TestFileProcess, kill_orphans
 from .results import Attempt, CaseOutcome, EntryResult
 from .runners import NORMAL_EXIT, FileKind, TestArgs, pytest_node, test_command
 
@@ -118,7 +121,7 @@ class _Job:
 @dataclasses.dataclass
 class _Running:
     job: _Job
-    process: FileProcess
+    process: TestFileProcess
     report_dir: Path
     deadline: float
     terminating_since: float | None = None
@@ -133,8 +136,10 @@ class Executor:
         settings: RunSettings,
         on_finished: Callable[[EntryResult], None] | None = None,
         on_rerun: Callable[[PlanEntry, str, int, Attempt], None] | None = None,
+        start_process: StartProcess = FileProcess,
     ) -> None:
         self.settings = settings
+        self._start_process = start_process
         self._on_finished = on_finished or (lambda result: None)
         self._on_rerun = on_rerun or (lambda entry, selector, number, attempt: None)
         self._stop_signal: int | None = None
@@ -195,7 +200,7 @@ class Executor:
         command = file_command(self.settings, job.state.entry.name, job.selection, report_dir)
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")  # the output of a killed process is not lost
-        process = FileProcess(command, self.settings.test_dir.parent, env, job_dir / "output.log")
+        process = self._start_process(command, self.settings.test_dir.parent, env, job_dir / "output.log")
         deadline = process.started + entry_timeout(job.state.entry, self.settings.timeout)
         self._running.append(_Running(job, process, report_dir, deadline))
 

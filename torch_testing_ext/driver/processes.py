@@ -15,13 +15,14 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from ..process_tree.linux_prctl import PRCTL_AVAILABLE, become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, process_table, signal_all
 
-__all__ = ["FileProcess", "become_subreaper", "kill_orphans", "descendants"]
+__all__ = ["FileProcess", "TestFileProcess", "StartProcess", "become_subreaper", "kill_orphans", "descendants"]
 
 
 def _stop_with_driver() -> None:
@@ -59,6 +60,23 @@ def kill_orphans() -> int:
         time.sleep(0.02)
         _reap(pid for pid in alive if table[pid].ppid == me)
     return killed
+
+
+class TestFileProcess(Protocol):
+    """What the executor needs of a test file's process (:class:`FileProcess` is the real one;
+    the self-tests give the executor scripted ones)."""
+
+    started: float  # time.monotonic() at the start
+
+    def poll(self) -> int | None: ...
+    def terminate(self) -> None: ...
+    def kill(self) -> None: ...
+    def elapsed(self) -> float: ...
+    def output(self) -> str: ...
+
+
+# Starts ``command`` in ``cwd`` with ``env``, its output to ``log_path``.
+StartProcess = Callable[[Sequence[str], Path, "dict[str, str]", Path], TestFileProcess]
 
 
 class FileProcess:
