@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
@@ -69,10 +70,14 @@ class TestPythonBlocks(TestCase):
                                 "ends with the run_tests() main block")
 
     def test_every_block_passes(self):
-        for name in self.files:
+        def run(name):
+            return subprocess.run([sys.executable, name], cwd=self.dir, env=_env(), capture_output=True,
+                                  text=True, timeout=600)
+
+        with ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:  # most of a run is start-up
+            results = dict(zip(self.files, pool.map(run, self.files)))
+        for name, result in results.items():
             with self.subTest(name):
-                result = subprocess.run([sys.executable, name], cwd=self.dir, env=_env(),
-                                        capture_output=True, text=True, timeout=600)
                 self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
                 ran = re.search(r"^Ran (\d+) tests? in ", result.stderr, re.M)
                 self.assertTrue(ran and int(ran.group(1)) > 0, result.stderr)
