@@ -69,6 +69,8 @@ class PytestRun:
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
         environ.pop("PYTEST_ADDOPTS", None)
         environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        for ci_marker in ("CI", "BUILD_NUMBER"):  # pytest leaves summary lines uncut on CI
+            environ.pop(ci_marker, None)
         return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=self.root,
                               env=environ, capture_output=True, text=True, timeout=300)
 
