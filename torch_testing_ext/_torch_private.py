@@ -300,7 +300,7 @@ def ddp_logging_data(model: Any) -> dict[str, Any]:
     return dict(model._get_ddp_logging_data())
 
 
-# -- DTensor tests (dtensor_cases/) ---------------------------------------------------------
+# -- DTensor tests (dtensor_bases/) ---------------------------------------------------------
 
 @_private("torch.utils._pytree.tree_flatten")
 def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
@@ -404,7 +404,7 @@ def concatenate_meshes(meshes: list[Any]) -> Any:
     return DeviceMesh._concatenate(meshes)
 
 
-# -- FSDP tests (fsdp_cases/) ---------------------------------------------------------------
+# -- FSDP tests (fsdp_bases/) ---------------------------------------------------------------
 
 @_private("torch.distributed.fsdp._fully_shard._fsdp_param_group (module)")
 def fsdp_param_group_module() -> Any:
@@ -460,10 +460,10 @@ def local_int_values(value: Any) -> dict[int, int]:
     return dict(value.node._local_ints)
 
 
-# -- the threaded world (threads/) ----------------------------------------------------------
+# -- the threaded world (thread_ranks/) ----------------------------------------------------------
 
 @_private("torch.distributed.distributed_c10d._world, and the properties of its class _World "
-          "(threads.thread_world.ThreadLocalWorld offers each of them)")
+          "(thread_ranks.c10d_world_per_thread.ThreadLocalWorld offers each of them)")
 def c10d_world() -> Any:
     """The object torch.distributed keeps its process groups in (a ``_World``, or the
     thread-local world a threaded test installed)."""

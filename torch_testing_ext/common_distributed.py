@@ -2,26 +2,26 @@
 ``torch.testing._internal.common_distributed``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``multiprocess/`` (process ranks), ``continuous/`` (ranks
-kept for a class), ``threads/`` (the threaded world), ``distributed_cases/``, ``dynamo/``,
-``process_groups/``, ``skips/`` and ``case/``.
+import. The definitions live in ``fresh_ranks/`` (process ranks), ``kept_ranks/`` (ranks
+kept for a class), ``thread_ranks/`` (the threaded world), ``distributed_bases/``, ``dynamo/``,
+``process_groups/``, ``skips/`` and ``testcase/``.
 """
 
 from __future__ import annotations
 
-from .case.output_capture import captured_output
-from .continuous.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
-from .distributed_cases.ddp_checks import verify_ddp_error_logged
-from .distributed_cases.distributed_test_base import DistributedTestBase
-from .distributed_cases.rank_devices import init_multigpu_helper, requires_ddp_rank
-from .distributed_cases.subtests import run_subtests
+from .testcase.output_capture import captured_output
+from .kept_ranks.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
+from .distributed_bases.ddp_checks import verify_ddp_error_logged
+from .distributed_bases.distributed_test_base import DistributedTestBase
+from .distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
+from .distributed_bases.subtests import run_subtests
 from .dynamo.dynamo_distributed_cases import (
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,
 )
 from .dynamo.per_rank_init import dynamo_dist_per_rank_init
-from .multiprocess.multiprocess_test_case import MultiProcessTestCase
-from .multiprocess.skip_exit_codes import TEST_SKIPS, TestSkip
+from .fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from .ranks.skip_codes import TEST_SKIPS, TestSkip
 from .process_groups.debug_levels import with_dist_debug_levels
 from .process_groups.gloo_device import create_device
 from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
@@ -41,8 +41,8 @@ from .skips.distributed_skips import (
     skip_if_win32,
     transformers_import_error,
 )
-from .threads.spawn_threads import spawn_threads_and_init_comms
-from .threads.threaded_test_case import MultiThreadedTestCase
+from .thread_ranks.spawn_threads import spawn_threads_and_init_comms
+from .thread_ranks.threaded_test_case import MultiThreadedTestCase
 
 __all__ = [
     "MultiProcessTestCase",

@@ -1,13 +1,13 @@
 """FSDP test bases, named as in ``torch.testing._internal.common_fsdp``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``fsdp_cases/``.
+import. The definitions live in ``fsdp_bases/``.
 """
 
 from __future__ import annotations
 
-from .fsdp_cases import collective_patches
-from .fsdp_cases.collective_patches import (
+from .fsdp_bases import collective_patches
+from .fsdp_bases.collective_patches import (
     patch_all_gather,
     patch_all_reduce,
     patch_foreach_all_gather,
@@ -18,20 +18,20 @@ from .fsdp_cases.collective_patches import (
     patch_reshard,
     patch_unshard,
 )
-from .fsdp_cases.compiled_fsdp import compiled_fsdp_test
-from .fsdp_cases.fsdp1_models import (
+from .fsdp_bases.compiled_fsdp import compiled_fsdp_test
+from .models.fsdp1_models import (
     AlwaysWrapNestedWrappedModule,
     FSDPTestModel,
     NestedWrappedModule,
     TransformerWithSharedParams,
 )
-from .fsdp_cases.fsdp2_models import MLP, DoubleLinear, MLPStack
-from .fsdp_cases.fsdp_cpu_limits import requires_pinned_memory
-from .fsdp_cases.fsdp_continuous import FSDPTestContinuous
-from .fsdp_cases.fsdp_test_case import FSDPTest
-from .fsdp_cases.fsdp_thread_case import FSDPTestMultiThread
-from .fsdp_cases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
-from .fsdp_cases.sharded_parity import (
+from .models.fsdp2_models import MLP, DoubleLinear, MLPStack
+from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
+from .fsdp_bases.fsdp_continuous import FSDPTestContinuous
+from .fsdp_bases.fsdp_test_case import FSDPTest
+from .fsdp_bases.fsdp_thread_case import FSDPTestMultiThread
+from .fsdp_bases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
+from .fsdp_bases.sharded_parity import (
     check_sharded_parity,
     get_full_params,
     reduce_scatter_with_assert,

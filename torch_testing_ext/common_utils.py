@@ -1,24 +1,24 @@
 """General test utilities, named as in ``torch.testing._internal.common_utils``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. Definitions live in ``case/`` (TestCase, parametrize, temporary paths),
-``run/`` (run_tests), ``skips/`` (flags and generic skip decorators) and ``process_groups/``
+import. Definitions live in ``testcase/`` (TestCase, parametrize, temporary paths),
+``file_runner/`` (run_tests), ``skips/`` (flags and generic skip decorators) and ``process_groups/``
 (free ports).
 """
 
 from __future__ import annotations
 
-from .case.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
-from .case.serial_mark import serialTest
-from .case.temp_paths import TemporaryDirectoryName, TemporaryFileName
-from .case.test_case import TestCase
+from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
+from .testcase.serial_mark import serialTest
+from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
+from .testcase.tensor_testcase import TestCase
 from .process_groups.ports import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
     find_free_port,
     retry_on_connect_failures,
 )
-from .run.main import load_tests, run_tests
+from .file_runner.main import load_tests, run_tests
 from .skips import platform_skips
 from .skips.platform_skips import (
     IS_FBCODE,

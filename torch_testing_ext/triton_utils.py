@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import devices
-from .skips.skip_checks import skip_if
+from .ranks.skip_checks import skip_if
 
 __all__ = ["requires_cuda_and_triton"]
 

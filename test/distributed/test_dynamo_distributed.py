@@ -71,7 +71,7 @@ from torch_testing_ext.inductor_utils import (
     requires_inductor_backend,
 )
 from torch_testing_ext.models.hf_bert import hf_bert_config, hf_bert_size
-from torch_testing_ext.skips.skip_checks import skip_if
+from torch_testing_ext.ranks.skip_checks import skip_if
 from torch_testing_ext.triton_utils import requires_cuda_and_triton
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from torch_testing_ext.common_device_type import (
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import TestCase, decorateIf, parametrize, run_tests, subtest
 from torch_testing_ext.device_type import device_bases
-from torch_testing_ext.multiprocess import supervisor
+from torch_testing_ext.fresh_ranks import supervisor
 
 from fixtures.fake_devices import pretend_accelerator, pretend_facts
 

@@ -34,9 +34,9 @@ from torch_testing_ext.common_distributed import (
     with_dist_debug_levels,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess import supervisor
+from torch_testing_ext.fresh_ranks import supervisor
 from torch_testing_ext.skips import distributed_skips
-from torch_testing_ext.skips.skip_checks import pending_skip
+from torch_testing_ext.ranks.skip_checks import pending_skip
 
 from fixtures import distributed_ranks, rank_hooks
 from fixtures.fake_devices import pretend_accelerator

@@ -112,7 +112,7 @@ class TestSkipDecorators(TestCase):
 
     def test_skips_are_decided_before_ranks_start(self):
         from torch_testing_ext.common_distributed import MultiProcessTestCase
-        from torch_testing_ext.multiprocess import supervisor
+        from torch_testing_ext.fresh_ranks import supervisor
 
         class Cases(MultiProcessTestCase):
             world_size = 2

@@ -28,7 +28,7 @@ from torch_testing_ext.common_distributed import (
     requires_gloo,
 )
 from torch_testing_ext.common_utils import run_tests, TestCase
-from torch_testing_ext.skips.skip_checks import skip_if
+from torch_testing_ext.ranks.skip_checks import skip_if
 
 from fixtures.fake_devices import pretend_accelerator
 

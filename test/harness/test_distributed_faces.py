@@ -12,7 +12,7 @@ import torch.distributed as dist
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.distributed.checkpoint_utils import with_temp_dir
 from torch_testing_ext.distributed.fake_pg import FakeStore
-from torch_testing_ext.multiprocess import fork_server
+from torch_testing_ext.fresh_ranks import fork_server
 
 from fixtures import distributed_ranks, rank_hooks
 

@@ -20,7 +20,7 @@ from torch_testing_ext.driver.plan import PlanEntry
 from torch_testing_ext.driver.runners import FileKind
 from torch_testing_ext.reporting.junit_xml import CaseRecord
 from torch_testing_ext.reporting.status import Status
-from torch_testing_ext.run.recording_result import write_junit_xml
+from torch_testing_ext.file_runner.recording_result import write_junit_xml
 
 
 @dataclasses.dataclass

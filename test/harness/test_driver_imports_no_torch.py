@@ -14,66 +14,12 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from fixtures.import_graph import find_cycle, import_graph
+
 from torch_testing_ext.common_utils import TestCase, run_tests
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "torch_testing_ext"
-
-
-def package_modules(package_dir):
-    """{dotted module name: (path, is a package)} for every ``.py`` file below ``package_dir``."""
-    modules = {}
-    for path in sorted(package_dir.rglob("*.py")):
-        parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
-        is_package = parts[-1] == "__init__"
-        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
-    return modules
-
-
-def import_graph(package_dir):
-    """{module: set of the package's modules it imports anywhere in its source}."""
-    modules = package_modules(package_dir)
-    graph = {}
-    for name, (path, is_package) in modules.items():
-        here = name if is_package else name.rpartition(".")[0]
-        imported = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            if isinstance(node, ast.Import):
-                imported.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    parts = here.split(".")[:len(here.split(".")) - node.level + 1]
-                    base = ".".join(parts + ([node.module] if node.module else []))
-                else:
-                    base = node.module
-                # "from pkg import mod" imports the module pkg.mod; "from mod import name", mod.
-                imported.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules
-                                else base for alias in node.names)
-        graph[name] = {module for module in imported if module in modules} - {name}
-    return graph
-
-
-def find_cycle(graph):
-    """One import cycle as a list ``[a, b, ..., a]``, or None."""
-    state = {}  # module -> "open" while on the DFS path, "done" after
-    for start in sorted(graph):
-        if start in state:
-            continue
-        path, stack = [start], [iter(sorted(graph[start]))]
-        state[start] = "open"
-        while stack:
-            for child in stack[-1]:
-                if state.get(child) == "open":
-                    return path[path.index(child):] + [child]
-                if child not in state:
-                    state[child] = "open"
-                    path.append(child)
-                    stack.append(iter(sorted(graph[child])))
-                    break
-            else:
-                state[path.pop()] = "done"
-                stack.pop()
-    return None
 
 
 def driver_order():

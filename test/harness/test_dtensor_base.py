@@ -1,4 +1,4 @@
-"""Self-tests of the DTensor bases (``distributed._tensor.common_dtensor``, ``dtensor_cases/``):
+"""Self-tests of the DTensor bases (``distributed._tensor.common_dtensor``, ``dtensor_bases/``):
 4 CPU ranks with gloo that shard, redistribute and parallelize; ``with_comms`` in every form;
 the meshes, models, converter, shard orders and the LocalTensor variant of a class."""
 
@@ -34,9 +34,9 @@ from torch_testing_ext.distributed._tensor.common_dtensor import (
     with_comms,
 )
 from torch_testing_ext.distributed.fake_pg import FakeStore
-from torch_testing_ext.dtensor_cases.dtensor_facts import default_world_size, mesh_device_type
-from torch_testing_ext.dtensor_cases.dtensor_test_base import init_dtensor_group
-from torch_testing_ext.dtensor_cases.local_tensor_cases import HAS_LOCAL_TENSOR
+from torch_testing_ext.dtensor_bases.dtensor_facts import default_world_size, mesh_device_type
+from torch_testing_ext.dtensor_bases.dtensor_test_base import init_dtensor_group
+from torch_testing_ext.dtensor_bases.local_tensor_cases import HAS_LOCAL_TENSOR
 
 from fixtures import dtensor_ranks
 from fixtures.fake_devices import pretend_accelerator

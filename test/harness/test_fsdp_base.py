@@ -52,8 +52,8 @@ from torch_testing_ext.common_fsdp import (
     requires_pinned_memory,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fsdp_cases import compiled_fsdp
-from torch_testing_ext.fsdp_cases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
+from torch_testing_ext.fsdp_bases import compiled_fsdp
+from torch_testing_ext.fsdp_bases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
 
 from fixtures.fake_devices import pretend_accelerator
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks

@@ -9,7 +9,7 @@ from torch_testing_ext.inductor_utils import (
     GPU_INDUCTOR_SKIP_REASON,
     inductor_backend_skip_reason,
 )
-from torch_testing_ext.skips.skip_checks import pending_skip
+from torch_testing_ext.ranks.skip_checks import pending_skip
 
 from fixtures import inprocess_cases
 from fixtures.fake_devices import changed_facts, pretend_facts

@@ -23,15 +23,15 @@ from unittest import mock
 import torch.distributed as dist
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.launcher import launched_test
-from torch_testing_ext.launcher.launched_reports import rank_report_path, summary_stream
-from torch_testing_ext.launcher.launched_world import LaunchedRank, launched_rank
+from torch_testing_ext.launcher import launched_run
+from torch_testing_ext.ranks.launched_reports import rank_report_path, summary_stream
+from torch_testing_ext.ranks.launcher_env import LaunchedRank, launched_rank
 from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
-from torch_testing_ext.multiprocess.rank_outcome import RankOutcome, combine
-from torch_testing_ext.multiprocess.rank_protocol import RankFacts, enter_rank, leave_rank, rank_device_index
+from torch_testing_ext.ranks.outcomes import RankOutcome, combine
+from torch_testing_ext.ranks.rank_facts import RankFacts, enter_rank, leave_rank, rank_device_index
 from torch_testing_ext.process_groups.ports import find_free_port
 from torch_testing_ext.reporting.status import Status
-from torch_testing_ext.run.settings import SettingError
+from torch_testing_ext.ranks.settings import SettingError
 
 from fixtures.marked_run import MarkedRun, watch_all
 
@@ -305,8 +305,8 @@ class TestOutcomeExchange(TestCase):
 class TestLaunchedTestDirectory(TestCase):
     def test_a_rank_that_cannot_see_rank_0s_directory_makes_its_own_and_removes_it(self):
         store = dist.HashStore()  # the launcher's store, as rank 1 would see it
-        with mock.patch.object(launched_test, "launcher_store", return_value=store):
-            run = launched_test.LaunchedTest(self, LaunchedRank(1, 2, 1, "localhost", 1))
+        with mock.patch.object(launched_run, "launcher_store", return_value=store):
+            run = launched_run.LaunchedTest(self, LaunchedRank(1, 2, 1, "localhost", 1))
             run.exchange.publish_test_dir("/nonexistent/on-this-machine")  # rank 0's, elsewhere
             run.begin(timeout=1.0)
             private = run.test_dir

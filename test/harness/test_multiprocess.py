@@ -19,7 +19,7 @@ from fixtures.procfs import alive
 from fixtures.runs import assert_outcomes, run_case
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess import fork_server
+from torch_testing_ext.fresh_ranks import fork_server
 
 
 

@@ -129,7 +129,7 @@ class TestSubtest(TestCase):
         from unittest import mock
 
         from torch_testing_ext.common_distributed import MultiProcessTestCase, requires_world_size
-        from torch_testing_ext.multiprocess import supervisor
+        from torch_testing_ext.fresh_ranks import supervisor
 
         @instantiate_parametrized_tests
         class Cases(MultiProcessTestCase):

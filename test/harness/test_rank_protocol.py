@@ -6,7 +6,7 @@ from fixtures.runs import run_case
 
 from torch_testing_ext import devices
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess.rank_protocol import current_rank_facts
+from torch_testing_ext.ranks.rank_facts import current_rank_facts
 
 logged = rank_hooks.take_logs
 

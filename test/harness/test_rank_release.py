@@ -10,7 +10,7 @@ from unittest import mock
 
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess import supervisor
+from torch_testing_ext.fresh_ranks import supervisor
 
 from fixtures import inprocess_cases
 

@@ -4,7 +4,7 @@ ranks (what pytest's short summary shows). Pure: no rank starts."""
 import unittest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess.rank_outcome import (
+from torch_testing_ext.ranks.outcomes import (
     RankError,
     RankFailure,
     RankOutcome,

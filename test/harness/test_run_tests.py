@@ -17,7 +17,7 @@ from unittest import mock
 from fixtures import simple_cases
 from fixtures.runs import assert_outcomes, run_file
 
-from torch_testing_ext.case.test_case import current_seed, set_default_seed
+from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
 from torch_testing_ext.common_utils import TestCase, run_tests
 
 FIXTURE = simple_cases.__file__

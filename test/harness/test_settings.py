@@ -14,7 +14,7 @@ from fixtures import bad_settings
 from fixtures.runs import assert_outcomes, run_case, run_file
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.run import settings
+from torch_testing_ext.ranks import settings
 
 ENV_PREFIXES = ("TORCH_TESTING_EXT_", "PYTORCH_TEST_WITH_")
 BY_NAME = {setting.name: setting for setting in settings.ENV_SETTINGS}

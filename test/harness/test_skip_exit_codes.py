@@ -5,7 +5,7 @@ import unittest
 
 from torch_testing_ext.common_distributed import TEST_SKIPS, TestSkip
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.multiprocess.skip_exit_codes import (
+from torch_testing_ext.ranks.skip_codes import (
     skip_reason_for_exit_code,
     skip_reason_for_system_exit,
 )

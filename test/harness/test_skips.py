@@ -16,8 +16,8 @@ from torch_testing_ext.common_distributed import (
     skip_if_lt_x_gpu,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests, slowTest
-from torch_testing_ext.multiprocess import supervisor
-from torch_testing_ext.skips.skip_checks import pending_skip
+from torch_testing_ext.fresh_ranks import supervisor
+from torch_testing_ext.ranks.skip_checks import pending_skip
 
 
 class TestDistributedSkips(TestCase):

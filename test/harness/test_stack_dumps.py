@@ -25,7 +25,7 @@ STDLIB = Path(threading.__file__).resolve().parent
 
 DUMP = f"""Thread 0x00007f4924fff6c0 (most recent call first):
   File "{STDLIB}/multiprocessing/connection.py", line 395 in _recv
-  File "{PACKAGE}/multiprocess/rank_process.py", line 49 in watch
+  File "{PACKAGE}/fresh_ranks/rank_process.py", line 49 in watch
   File "{STDLIB}/threading.py", line 982 in run
   File "{STDLIB}/threading.py", line 1002 in _bootstrap
 
@@ -38,7 +38,7 @@ Thread 0x00007f4925aaa6c0 (most recent call first):
 Current thread 0x00007f49437c1b80 (most recent call first):
   File "/usr/lib/site-packages/torch/distributed/distributed_c10d.py", line 5356 in barrier
   File "/home/me/tests/test_x.py", line 12 in test_all_reduce
-  File "{PACKAGE}/multiprocess/rank_process.py", line 96 in run_between_hooks
+  File "{PACKAGE}/fresh_ranks/rank_process.py", line 96 in run_between_hooks
   File "{STDLIB}/multiprocessing/process.py", line 108 in run
   File "{STDLIB}/multiprocessing/forkserver.py", line 274 in main
   File "<string>", line 1 in <module>
@@ -124,7 +124,7 @@ class TestTrimDump(TestCase):
     def test_source_lines_are_shown_where_the_file_is_readable(self):
         here = Path(__file__).resolve()
         dump = (f"Current thread 0x1 (most recent call first):\n  File \"{here}\", line 1 in <module>\n"
-                f"  File \"{PACKAGE}/multiprocess/rank_process.py\", line 96 in run_between_hooks\n")
+                f"  File \"{PACKAGE}/fresh_ranks/rank_process.py\", line 96 in run_between_hooks\n")
         self.assertEqual(trim_dump(dump).splitlines()[2], '    """A hung rank\'s report shows the test\'s stack, not the harness\'s.')
 
     def test_the_last_of_several_dumps_counts(self):
@@ -163,7 +163,7 @@ class TestTrimDump(TestCase):
     def test_a_thread_the_harness_started_is_left_out_whatever_it_waits_in(self):
         watcher = (f"Thread 0x2 (most recent call first):\n"
                    f'  File "{STDLIB}/selectors.py", line 415 in select\n'
-                   f'  File "{PACKAGE}/multiprocess/rank_process.py", line 49 in watch\n'
+                   f'  File "{PACKAGE}/fresh_ranks/rank_process.py", line 49 in watch\n'
                    f'  File "{STDLIB}/threading.py", line 982 in run\n'
                    f'  File "{STDLIB}/threading.py", line 1002 in _bootstrap\n\n')
         self.assertEqual(trim_dump(watcher + DUMP.split("\n\n", 1)[1]), trim_dump(DUMP))

@@ -263,7 +263,7 @@ class TestPrivateAccessContracts(TestCase):
             finally:
                 dist.destroy_process_group()
 
-    # -- DTensor tests (dtensor_cases/) --
+    # -- DTensor tests (dtensor_bases/) --
 
     @contextlib.contextmanager
     def _fake_world(self, world_size=4):
@@ -387,7 +387,7 @@ class TestPrivateAccessContracts(TestCase):
                 self.assertEqual(joined.shape, (2, 2))
                 self.assertEqual(joined.mesh_dim_names, ("ep", "tp"))
 
-    # -- FSDP tests (fsdp_cases/) --
+    # -- FSDP tests (fsdp_bases/) --
 
     @contextlib.contextmanager
     def _fsdp_step_counts(self, owner, *names):
@@ -475,11 +475,11 @@ class TestPrivateAccessContracts(TestCase):
                 config.compile_threads = before
             self.assertEqual(torch._inductor.config.compile_threads, before)
 
-    # -- the threaded world (threads/) --
+    # -- the threaded world (thread_ranks/) --
 
     def test_c10d_world(self):
         with contract("c10d_world"):
-            from torch_testing_ext.threads.thread_world import ThreadLocalWorld
+            from torch_testing_ext.thread_ranks.c10d_world_per_thread import ThreadLocalWorld
 
             world_class = type(private.c10d_world())
             self.assertIs(world_class, dist.distributed_c10d._World)
@@ -496,7 +496,7 @@ class TestPrivateAccessContracts(TestCase):
 
     def test_set_c10d_world(self):
         with contract("set_c10d_world"):
-            from torch_testing_ext.threads.thread_world import ThreadLocalWorld
+            from torch_testing_ext.thread_ranks.c10d_world_per_thread import ThreadLocalWorld
 
             original, replacement = private.c10d_world(), ThreadLocalWorld()
             private.set_c10d_world(replacement)

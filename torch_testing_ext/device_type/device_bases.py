@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .. import devices
 from .._torch_private import privateuse1_backend_name
-from ..case.test_case import TestCase
+from ..testcase.tensor_testcase import TestCase
 
 __all__ = ["DeviceTypeTestBase", "CPUTestBase", "device_test_base", "available_device_types",
            "desired_device_types"]

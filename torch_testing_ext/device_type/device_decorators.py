@@ -1,6 +1,6 @@
 """Decorators for device-type tests: which dtypes a test takes, and which device types it
 runs on. The ``only*`` decorators and ``deviceCountAtLeast`` skip in the test process (see
-:mod:`torch_testing_ext.skips.skip_checks`), so a multi-process test starts no rank for them.
+:mod:`torch_testing_ext.ranks.skip_checks`), so a multi-process test starts no rank for them.
 
 Example::
 
@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import torch
 
 from .. import devices
-from ..skips.skip_checks import skip_when
+from ..ranks.skip_checks import skip_when
 
 __all__ = ["dtypes", "onlyOn", "onlyCPU", "onlyCUDA", "onlyAccelerator", "deviceCountAtLeast"]
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from ..case.parametrize import add_test, variants
+from ..testcase.parametrize import add_test, variants
 from .device_bases import DeviceTypeTestBase, desired_device_types, device_test_base
 
 __all__ = ["instantiate_device_type_tests"]

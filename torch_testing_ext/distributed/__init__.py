@@ -3,9 +3,9 @@ import of ``torch.testing._internal.distributed.X`` becomes ``torch_testing_ext.
 Each is thin; the definitions live in our rooms.
 
 - ``fake_pg``: ``FakeStore`` (from ``process_groups``);
-- ``checkpoint_utils``: ``with_temp_dir`` (from ``distributed_cases``);
+- ``checkpoint_utils``: ``with_temp_dir`` (from ``distributed_bases``);
 - ``_tensor.common_dtensor``: the DTensor test bases, ``with_comms`` and the test models (from
-  ``dtensor_cases``);
+  ``dtensor_bases``);
 - ``multi_threaded_pg``: ``ProcessLocalGroup``, ``ThreadLocalWorld``, ``_install_threaded_pg``,
   ``_uninstall_threaded_pg`` (from ``threads``).
 """

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ..distributed_cases.shared_temp_dir import with_temp_dir
+from ..distributed_bases.shared_temp_dir import with_temp_dir
 
 __all__ = ["with_temp_dir"]

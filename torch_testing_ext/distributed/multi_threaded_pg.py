@@ -1,6 +1,6 @@
 """The threaded process group's names, as in ``torch.testing._internal.distributed.multi_threaded_pg``.
 
-The definitions live in ``threads/``. ``ProcessLocalGroup`` is our ``ThreadedProcessGroup``
+The definitions live in ``thread_ranks/``. ``ProcessLocalGroup`` is our ``ThreadedProcessGroup``
 (the class of every ``threaded`` group). ``_install_threaded_pg()`` gives every thread its own
 c10d world and registry of group names (what upstream callers do by hand with
 ``_set_thread_isolation_mode(True)``), registers the ``threaded`` backend and returns the world;
@@ -12,12 +12,12 @@ threaded test they meet in one process-wide exchange.
 
 from __future__ import annotations
 
-from ..threads.thread_world import (
+from ..thread_ranks.c10d_world_per_thread import (
     ThreadLocalWorld,
     install_thread_local_world,
     uninstall_thread_local_world,
 )
-from ..threads.threaded_pg import ThreadedProcessGroup
+from ..thread_ranks.threaded_pg import ThreadedProcessGroup
 
 __all__ = ["ProcessLocalGroup", "ThreadLocalWorld", "_install_threaded_pg", "_uninstall_threaded_pg"]
 

@@ -21,8 +21,8 @@ import torch
 import torch.distributed as dist
 
 from .. import devices
-from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
-from ..multiprocess.rank_protocol import rank_device_index
+from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from ..ranks.rank_facts import rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
 
 __all__ = ["DistributedTestBase"]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import torch.distributed as dist
 
-from ..multiprocess.rank_protocol import current_rank_facts
+from ..ranks.rank_facts import current_rank_facts
 
 __all__ = ["with_temp_dir"]
 

@@ -1,4 +1,5 @@
-"""DTensor test cases and what their bodies use (behind ``distributed._tensor.common_dtensor``).
+"""DTensor test bases and what their bodies use (behind ``distributed._tensor.common_dtensor``;
+the test models are in ``models``).
 
 - ``dtensor_facts``: ``DEVICE_TYPE``, ``PG_BACKEND``, ``NUM_DEVICES``: the device facts for meshes;
 - ``dtensor_test_base``: ``DTensorTestBase`` (``init_pg``/``destroy_pg``, ``build_device_mesh``),
@@ -7,9 +8,6 @@
 - ``group_per_rank``: ``DTensorOpTestBase``: fresh ranks with a group made before each test;
 - ``dtensor_continuous``: ``DTensorContinuousTestBase``: ranks and group kept for the class;
 - ``converter``: ``DTensorConverter``, an op's arguments under every sharding;
-- ``dtensor_models``: ``MLPModule``, ``MLPStacked``, ``RMSNormPython``, ``ModelArgs``,
-  ``Transformer`` and its parts;
-- ``transformer_parallel``: ``Transformer.parallelize`` and the experts' parallel styles;
 - ``local_tensor_cases``: the LocalTensor bases (every rank simulated in one process);
 - ``local_tensor_variants``: ``create_local_tensor_test_class``, ``map_local_for_rank``...;
 - ``shard_order``: distributing and redistributing to a given shard order.

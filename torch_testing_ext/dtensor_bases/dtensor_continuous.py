@@ -16,8 +16,8 @@ the ranks run on CPU with gloo, as ``DTensorTestBase``'s do::
 from __future__ import annotations
 
 from .. import devices
-from ..continuous.continuous_test_case import MultiProcContinuousTest
-from ..continuous.groups_per_test import GroupsPerTest
+from ..kept_ranks.continuous_test_case import MultiProcContinuousTest
+from ..kept_ranks.subgroup_cleanup import GroupsPerTest
 from .dtensor_facts import NUM_DEVICES, mesh_device_type
 from .dtensor_test_base import DTensorTestMixin
 

@@ -26,14 +26,14 @@ from torch.distributed.tensor import DTensor
 
 from .. import devices
 from .._torch_private import tree_flatten, tree_unflatten
-from ..distributed_cases.subtests import SubtestsMixin
-from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
-from ..multiprocess.rank_protocol import rank_device_index
-from ..multiprocess.skip_exit_codes import TEST_SKIPS
+from ..distributed_bases.subtests import SubtestsMixin
+from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from ..ranks.rank_facts import rank_device_index
+from ..ranks.skip_codes import TEST_SKIPS
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
 from ..skips.distributed_skips import ACCELERATOR_DIST_BACKENDS
-from ..skips.skip_checks import skip_when
+from ..ranks.skip_checks import skip_when
 from .converter import DTensorConverter
 from .dtensor_facts import NUM_DEVICES, mesh_device_type
 

@@ -16,7 +16,7 @@ upstream (``self.rank``, ``self.world_size``, a live default group, ``build_devi
 
 from __future__ import annotations
 
-from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
+from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
 from .dtensor_test_base import DTensorTestMixin, init_dtensor_group
 
 __all__ = ["DTensorOpTestBase"]

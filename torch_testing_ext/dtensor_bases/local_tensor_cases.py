@@ -18,7 +18,7 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh
 
 from .._torch_private import local_tensor_api, reset_dtensor_rng_tracker, set_record_function_enabled
-from ..case.test_case import TestCase
+from ..testcase.tensor_testcase import TestCase
 from ..process_groups.fake_store import FakeStore
 from ..process_groups.teardown import destroy_process_groups
 from .dtensor_continuous import DTensorContinuousTestBase

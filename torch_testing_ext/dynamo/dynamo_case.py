@@ -18,8 +18,8 @@ import torch
 
 from .. import devices
 from .._torch_private import clear_dynamo_counters, patch_dynamo_config
-from ..case.test_case import TestCase
-from ..run.main import run_tests as _run_tests
+from ..testcase.tensor_testcase import TestCase
+from ..file_runner.main import run_tests as _run_tests
 
 __all__ = ["DynamoTestCase", "DynamoResetInRanks", "reset_dynamo", "run_tests_if_available"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from .. import devices
-from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
-from ..multiprocess.rank_protocol import rank_device_index
+from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from ..ranks.rank_facts import rank_device_index
 from ..process_groups.rendezvous import init_single_process_group
 from ..process_groups.teardown import destroy_process_groups
 from .dynamo_case import DynamoResetInRanks, DynamoTestCase

@@ -9,7 +9,7 @@ import torch.distributed as dist
 
 from .. import cpu_compat, devices
 from .._torch_private import register_fake_backend
-from ..multiprocess.rank_protocol import rank_device_index
+from ..ranks.rank_facts import rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
 from .dynamo_case import reset_dynamo

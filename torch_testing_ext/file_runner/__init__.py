@@ -2,7 +2,5 @@
 
 - ``main``: ``run_tests()``, the ``__main__`` entry of every test file (and ``load_tests``);
 - ``recording_result``: the unittest result that records each test and writes JUnit XML;
-- ``interrupts``: SIGTERM as an exception, and the exit status after an interrupt;
-- ``arg_types``: argument types shared with the shard driver (torch-free);
-- ``settings``: the environment variables the harness reads, each checked (torch-free).
+- ``arg_types``: argument types shared with the shard driver (torch-free).
 """

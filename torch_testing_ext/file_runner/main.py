@@ -7,7 +7,7 @@ interrupted by Ctrl-C/SIGTERM.
 
 Under a launcher (``torchrun``) every rank runs the file: rank 0 writes the summary to stdout,
 the others to stderr, and the JUnit XML of rank N > 0 is ``TEST-<file>-rank<N>.xml``
-(``torch_testing_ext.launcher.launched_reports``).
+(``torch_testing_ext.ranks.launched_reports``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ import unittest
 from collections.abc import Iterator
 from typing import NoReturn
 
-from ..case.test_case import set_default_seed
-from ..launcher.launched_reports import abort_hook, rank_report_path, summary_stream
-from ..launcher.launched_world import LaunchedRank, check_every_setting, launched_rank
+from ..testcase.tensor_testcase import set_default_seed
+from ..ranks.launched_reports import abort_hook, rank_report_path, summary_stream
+from ..ranks.launcher_env import LaunchedRank, check_every_setting, launched_rank
 from ..reporting.status import Status
-from . import interrupts, settings
+from ..ranks import interrupts, settings
 from .arg_types import positive_int
 from .recording_result import RecordingTestResult, write_junit_xml
 

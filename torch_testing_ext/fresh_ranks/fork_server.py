@@ -64,7 +64,7 @@ _SOCKET_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
 _SHORT_TEMP_DIR = "/tmp"
 # This module first: it arms the server's exit before the seconds of importing torch.
 _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
-                 "torch_testing_ext.multiprocess.rank_process")
+                 "torch_testing_ext.fresh_ranks.rank_process")
 
 # What _start_server sets in the server's environment (with the device facts).
 _SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV)

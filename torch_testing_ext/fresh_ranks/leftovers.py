@@ -14,7 +14,7 @@ import time
 from collections.abc import Collection, Sequence
 
 from ..process_tree.proc_table import command_line, descendants, environment_value, process_table, signal_all
-from .rank_protocol import RANK_ENV
+from ..ranks.rank_facts import RANK_ENV
 
 __all__ = ["Leftover", "LeftoverProcessWarning", "find_leftovers", "kill_leftovers", "describe_leftovers"]
 

@@ -37,17 +37,17 @@ import warnings
 
 from .. import devices
 from .._torch_private import test_method_name
-from ..case.test_case import TestCase, current_seed
-from ..launcher.launched_test import LaunchedTest
-from ..launcher.launched_world import LaunchedRank, launched_rank, too_few_ranks_reason
+from ..testcase.tensor_testcase import TestCase, current_seed
+from ..launcher.launched_run import LaunchedTest
+from ..ranks.launcher_env import LaunchedRank, launched_rank, too_few_ranks_reason
 from ..reporting.status import Status
-from ..run import settings
-from ..skips.skip_checks import skip_or_check_settings
+from ..ranks import settings
+from ..ranks.skip_checks import skip_or_check_settings
 from . import fork_server, supervisor
 from .leftovers import LeftoverProcessWarning, describe_leftovers
-from .rank_outcome import RankError, RankFailure, Verdict, combine, raise_verdict
+from ..ranks.outcomes import RankError, RankFailure, Verdict, combine, raise_verdict
 from .rank_process import run_between_hooks
-from .rank_protocol import STORE_FILE, RankFacts, RankTask, current_rank_facts
+from ..ranks.rank_facts import STORE_FILE, RankFacts, RankTask, current_rank_facts
 from .supervisor import RanksEnded
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",

@@ -20,12 +20,12 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from .._torch_private import run_multiprocessing_finalizers
-from ..case.test_case import seed_everything
+from ..testcase.tensor_testcase import seed_everything
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
 from .fork_server import adopt_environment
-from .rank_outcome import RankOutcome, outcome_of
-from .rank_protocol import RankFacts, RankHooks, RankTask, enter_rank
+from ..ranks.outcomes import RankOutcome, outcome_of
+from ..ranks.rank_facts import RankFacts, RankHooks, RankTask, enter_rank
 
 __all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
            "resolve_class", "RELEASE_GC_AFTER", "RELEASE_WAIT"]

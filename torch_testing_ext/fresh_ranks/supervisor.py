@@ -26,13 +26,13 @@ from multiprocessing.process import BaseProcess
 
 from ..reporting.stack_dumps import trim_dump
 from ..reporting.status import Status
-from ..run import interrupts
+from ..ranks import interrupts
 from .fork_server import server_pid
 from .leftovers import Leftover, find_leftovers, kill_leftovers
-from .rank_outcome import RankOutcome
+from ..ranks.outcomes import RankOutcome
 from .rank_process import run_rank
-from .rank_protocol import RankFacts, RankTask
-from .skip_exit_codes import skip_reason_for_exit_code
+from ..ranks.rank_facts import RankFacts, RankTask
+from ..ranks.skip_codes import skip_reason_for_exit_code
 
 __all__ = ["RanksEnded", "RankWatch", "run_ranks", "wait_for_outcomes", "kill_process_group",
            "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]

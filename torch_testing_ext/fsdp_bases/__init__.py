@@ -1,13 +1,11 @@
 """FSDP test bases: what ``common_fsdp`` offers to tests of ``fully_shard`` (FSDP2) and
-``FullyShardedDataParallel`` (FSDP1), on any device (CPU ranks with gloo here).
+``FullyShardedDataParallel`` (FSDP1), on any device (CPU ranks with gloo here); the test
+models are in ``models``.
 
 - ``init_modes``: ``FSDPInitMode``, ``DEVICEInitMode`` and ``get_devtype``;
 - ``fsdp_test_case``: ``FSDPTest``, ranks with a default group made before each test;
 - ``fsdp_continuous``: ``FSDPTestContinuous``, ranks and default group kept for the class;
 - ``fsdp_thread_case``: ``FSDPTestMultiThread``, ranks as threads of the test's process;
-- ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
-- ``fsdp1_models``: ``FSDPTestModel``, ``TransformerWithSharedParams``, ``NestedWrappedModule``
-  and ``AlwaysWrapNestedWrappedModule``, built with or without FSDP1 wrapping;
 - ``collective_patches``: ``patch_all_gather`` and the other context managers that swap a
   collective or a ``fully_shard`` step for the test's own function;
 - ``sharded_parity``: ``check_sharded_parity``, ``reduce_scatter_with_assert``, ``get_full_params``;

@@ -21,9 +21,9 @@ import os
 import torch.distributed as dist
 
 from .. import devices
-from ..continuous.continuous_test_case import MultiProcContinuousTest
-from ..continuous.groups_per_test import GroupsPerTest
-from ..distributed_cases.subtests import SubtestsMixin
+from ..kept_ranks.continuous_test_case import MultiProcContinuousTest
+from ..kept_ranks.subgroup_cleanup import GroupsPerTest
+from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import DynamoResetInRanks
 from .fsdp_test_case import fsdp_world_size, skip_without_a_device_per_rank
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import devices
-from ..skips.skip_checks import skip_if
+from ..ranks.skip_checks import skip_if
 
 __all__ = ["requires_pinned_memory", "PINNED_MEMORY_SKIP_REASON", "PIN_MEMORY_ERRORS"]
 

@@ -19,13 +19,13 @@ from typing import Any
 import torch.distributed as dist
 
 from .. import devices
-from ..distributed_cases.subtests import SubtestsMixin
+from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import DynamoResetInRanks
-from ..launcher.launched_world import launched_rank
-from ..multiprocess.multiprocess_test_case import MultiProcessTestCase
-from ..multiprocess.rank_protocol import current_rank_facts, rank_device_index
+from ..ranks.launcher_env import launched_rank
+from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from ..ranks.rank_facts import current_rank_facts, rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
-from ..multiprocess.skip_exit_codes import multi_gpu_skip
+from ..ranks.skip_codes import multi_gpu_skip
 
 __all__ = ["FSDPTest", "fsdp_world_size", "skip_without_a_device_per_rank", "MAX_WORLD_SIZE",
            "CPU_WORLD_SIZE"]

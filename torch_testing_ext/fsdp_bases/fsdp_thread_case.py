@@ -15,9 +15,9 @@ one set of module globals, one Dynamo cache (reset by every rank before and afte
 from __future__ import annotations
 
 from .. import devices
-from ..distributed_cases.subtests import SubtestsMixin
+from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import reset_dynamo
-from ..threads.threaded_test_case import MultiThreadedTestCase
+from ..thread_ranks.threaded_test_case import MultiThreadedTestCase
 
 __all__ = ["FSDPTestMultiThread", "fsdp_thread_world_size", "CPU_THREAD_WORLD_SIZE"]
 

@@ -1,11 +1,11 @@
-"""The machinery behind ``MultiProcContinuousTest``: rank processes kept for a whole class.
+"""Kept ranks: rank processes kept for a whole class (``MultiProcContinuousTest``).
 
 - ``leak_check``: what a test may leave behind in a kept rank, found and named;
-- ``persistent_rank``: what runs inside a kept rank: the class's process group, then one test
+- ``kept_rank``: what runs inside a kept rank: the class's process group, then one test
   method after another;
-- ``persistent_world``: the test process's side: start the ranks, give them each test, wait
+- ``kept_world``: the test process's side: start the ranks, give them each test, wait
   with the supervisor's rules, and start a fresh world after any test that did not pass;
-- ``groups_per_test``: the subgroups a test makes (device meshes) destroyed after it, for
+- ``subgroup_cleanup``: the subgroups a test makes (device meshes) destroyed after it, for
   the DTensor and FSDP kept-rank bases;
 - ``continuous_test_case``: ``MultiProcContinuousTest``, the test-facing class.
 """

@@ -39,24 +39,24 @@ import torch.distributed as dist
 
 from .. import devices
 from .._torch_private import test_method_name
-from ..case.test_case import TestCase, current_seed
-from ..launcher.launched_test import run_as_launched_rank
-from ..launcher.launched_world import LaunchedRank, launched_rank
-from ..multiprocess import fork_server
-from ..multiprocess.leftovers import LeftoverProcessWarning, describe_leftovers
-from ..multiprocess.multiprocess_test_case import (
+from ..testcase.tensor_testcase import TestCase, current_seed
+from ..launcher.launched_run import run_as_launched_rank
+from ..ranks.launcher_env import LaunchedRank, launched_rank
+from ..fresh_ranks import fork_server
+from ..fresh_ranks.leftovers import LeftoverProcessWarning, describe_leftovers
+from ..fresh_ranks.multiprocess_test_case import (
     dispatch_to_ranks,
     launched_settings,
     verdict_with_leftovers,
     world_facts,
 )
-from ..multiprocess.rank_outcome import raise_verdict
-from ..multiprocess.rank_process import run_between_hooks
-from ..multiprocess.rank_protocol import RankTask, current_rank_facts, rank_device_index
+from ..ranks.outcomes import raise_verdict
+from ..fresh_ranks.rank_process import run_between_hooks
+from ..ranks.rank_facts import RankTask, current_rank_facts, rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
-from ..run import settings
-from ..skips.skip_checks import skip_or_check_settings
-from .persistent_world import ClassWorlds
+from ..ranks import settings
+from ..ranks.skip_checks import skip_or_check_settings
+from .kept_world import ClassWorlds
 
 __all__ = ["MultiProcContinuousTest", "MultiProcContinousTest", "DEFAULT_CONTINUOUS_TIMEOUT",
            "CPU_WORLD_SIZE"]

@@ -20,9 +20,9 @@ import traceback
 from multiprocessing.connection import Connection
 
 from .._torch_private import run_multiprocessing_finalizers
-from ..multiprocess.rank_outcome import RankOutcome, outcome_of
-from ..multiprocess.rank_process import become_rank, resolve_class, run_test_method
-from ..multiprocess.rank_protocol import RankFacts
+from ..ranks.outcomes import RankOutcome, outcome_of
+from ..fresh_ranks.rank_process import become_rank, resolve_class, run_test_method
+from ..ranks.rank_facts import RankFacts
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
 from .leak_check import RankState, find_leaks

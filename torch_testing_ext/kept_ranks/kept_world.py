@@ -18,13 +18,13 @@ import tempfile
 from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
 
-from ..multiprocess.leftovers import Leftover
-from ..multiprocess.rank_outcome import RankOutcome
-from ..multiprocess.rank_protocol import RankFacts, RankTask
-from ..multiprocess.supervisor import RanksEnded, RankWatch, wait_for_outcomes
+from ..fresh_ranks.leftovers import Leftover
+from ..ranks.outcomes import RankOutcome
+from ..ranks.rank_facts import RankFacts, RankTask
+from ..fresh_ranks.supervisor import RanksEnded, RankWatch, wait_for_outcomes
 from ..reporting.status import Status
-from ..run import interrupts
-from .persistent_rank import WorldTask, serve_rank
+from ..ranks import interrupts
+from .kept_rank import WorldTask, serve_rank
 
 __all__ = ["PersistentWorld", "ClassWorlds"]
 

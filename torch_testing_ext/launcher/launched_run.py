@@ -45,14 +45,14 @@ import torch.distributed as dist
 
 from .. import devices
 from .._torch_private import thread_frames
-from ..multiprocess.rank_outcome import RankOutcome, Verdict, combine, outcome_of
-from ..multiprocess.rank_protocol import RankFacts, enter_rank, leave_rank
+from ..ranks.outcomes import RankOutcome, Verdict, combine, outcome_of
+from ..ranks.rank_facts import RankFacts, enter_rank, leave_rank
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_user_stack
-from ..run import interrupts
-from .launched_reports import run_abort_hooks
-from .launched_world import LaunchedRank, launched_rank
+from ..ranks import interrupts
+from ..ranks.launched_reports import run_abort_hooks
+from ..ranks.launcher_env import LaunchedRank, launched_rank
 from .launcher_store import MAIN, WATCHDOG, launcher_store, rendezvous_base
 from .outcome_exchange import OutcomeExchange
 from .rank_watchdog import ABORT_EXIT_STATUS, Watchdog

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch.distributed as dist
 
-from .launched_world import LaunchedRank
+from ..ranks.launcher_env import LaunchedRank
 
 __all__ = ["launcher_store", "WATCHDOG", "MAIN", "rendezvous_base", "RENDEZVOUS_SCHEME",
            "KEY_ROOT", "CONNECT_TIMEOUT"]

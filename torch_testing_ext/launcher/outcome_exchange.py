@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 
 import torch.distributed as dist
 
-from ..multiprocess.rank_outcome import RankOutcome
+from ..ranks.outcomes import RankOutcome
 from ..reporting.status import Status
 
 __all__ = ["OutcomeExchange", "encode_outcome", "decode_outcome", "POLL_MAX"]

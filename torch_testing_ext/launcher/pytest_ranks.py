@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from .launched_reports import rank_report_path
-from .launched_world import launched_rank
+from ..ranks.launched_reports import rank_report_path
+from ..ranks.launcher_env import launched_rank
 
 __all__ = ["pytest_configure", "give_junitxml_rank_suffix"]
 

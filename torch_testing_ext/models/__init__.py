@@ -1,4 +1,10 @@
-"""Test models and their sizes.
+"""The test models the bases offer (through the faces ``common_fsdp`` and ``common_dtensor``).
 
-- ``hf_bert``: the BERT size for this machine (upstream's on an accelerator, smaller on CPU).
+- ``hf_bert``: the BERT size for this machine (upstream's on an accelerator, smaller on CPU);
+- ``dtensor_models``: ``MLPModule``, ``MLPStacked``, ``RMSNormPython``, ``ModelArgs``,
+  ``Transformer`` and its parts;
+- ``transformer_parallel``: ``Transformer.parallelize`` and the experts' parallel styles;
+- ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
+- ``fsdp1_models``: ``FSDPTestModel``, ``TransformerWithSharedParams``, ``NestedWrappedModule``
+  and ``AlwaysWrapNestedWrappedModule``, built with or without FSDP1 wrapping.
 """

@@ -19,7 +19,7 @@ import torch.nn as nn
 from .. import devices
 from .._torch_private import fsdp_hybrid_sharding_strategies
 from ..cpu_compat import fsdp_device_id
-from .init_modes import DEVICEInitMode, FSDPInitMode
+from ..fsdp_bases.init_modes import DEVICEInitMode, FSDPInitMode
 
 __all__ = ["FSDPTestModel", "TransformerWithSharedParams", "NestedWrappedModule",
            "AlwaysWrapNestedWrappedModule", "fsdp_wrap"]

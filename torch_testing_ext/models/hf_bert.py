@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .. import devices
-from ..run import settings
+from ..ranks import settings
 
 __all__ = ["HFBertSize", "UPSTREAM_HF_BERT", "CPU_HF_BERT", "HF_BERT_ENV", "hf_bert_size",
            "hf_bert_config"]

@@ -16,7 +16,7 @@ import os
 import torch.distributed as dist
 
 from .. import devices
-from ..multiprocess.rank_protocol import current_rank_facts
+from ..ranks.rank_facts import current_rank_facts
 
 __all__ = ["rendezvous_init_method", "init_single_process_group"]
 

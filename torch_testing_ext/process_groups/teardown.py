@@ -18,7 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .._torch_private import live_process_groups
-from ..multiprocess.rank_protocol import current_rank_facts
+from ..ranks.rank_facts import current_rank_facts
 
 __all__ = ["destroy_process_groups", "destroy_groups_made_since", "release_retired_process_groups"]
 

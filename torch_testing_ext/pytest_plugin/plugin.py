@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from ..launcher.launched_world import check_every_setting
+from ..ranks.launcher_env import check_every_setting
 from ..launcher.pytest_ranks import give_junitxml_rank_suffix
-from ..run.settings import SettingError
+from ..ranks.settings import SettingError
 from .rank_failure_report import rank_failure_longrepr
 
 __all__ = ["pytest_configure", "pytest_runtest_makereport"]

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from ..multiprocess.rank_outcome import RanksDidNotPass
+from ..ranks.outcomes import RanksDidNotPass
 
 __all__ = ["rank_failure_longrepr"]
 

@@ -23,7 +23,7 @@ import unittest
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from .launched_world import LaunchedRank
+from .launcher_env import LaunchedRank
 
 __all__ = ["summary_stream", "rank_report_path", "abort_hook", "run_abort_hooks", "AbortHook"]
 

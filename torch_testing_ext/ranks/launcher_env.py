@@ -22,9 +22,9 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from ..multiprocess.rank_protocol import current_rank_facts
-from ..run import settings
-from ..run.settings import SettingError
+from .rank_facts import current_rank_facts
+from . import settings
+from .settings import SettingError
 
 __all__ = ["LaunchedRank", "launched_rank", "check_every_setting", "too_few_ranks_reason", "LAUNCHER_ENV_NAMES", "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
 

@@ -8,7 +8,7 @@ import unittest
 
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_test_exception
-from .skip_exit_codes import skip_reason_for_system_exit
+from .skip_codes import skip_reason_for_system_exit
 
 __all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "outcome_of",
            "combine", "raise_verdict"]

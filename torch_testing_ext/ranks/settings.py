@@ -10,7 +10,7 @@ allowed::
 exit status 2); a bad class attribute (``timeout``, ``world_size``) fails that class's tests
 with its line before any rank starts. The variables a launcher such as ``torchrun`` sets
 (:data:`LAUNCHER_ENV`) are read only when ``RANK`` is set, by
-``torch_testing_ext.launcher.launched_world``. Torch-free.
+``torch_testing_ext.ranks.launcher_env``. Torch-free.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ TEST_WITH_DEV_DBG_ASAN = EnvSetting("PYTORCH_TEST_WITH_DEV_DBG_ASAN", _flag, Fal
 ENV_SETTINGS = (TIMEOUT, LEFTOVER_PROCESSES, HF_BERT, TEST_WITH_SLOW, TEST_WITH_DEV_DBG_ASAN)
 
 # What a launcher (torchrun, or any that sets them) tells each process it starts; read only
-# when RANK is set, and then all are required (launcher.launched_world).
+# when RANK is set, and then all are required (ranks.launcher_env).
 LAUNCH_RANK = EnvSetting("RANK", non_negative_integer, None)
 LAUNCH_WORLD_SIZE = EnvSetting("WORLD_SIZE", positive_integer, None)
 LAUNCH_LOCAL_RANK = EnvSetting("LOCAL_RANK", non_negative_integer, None)

@@ -1,8 +1,6 @@
 """Skip decorators, decided in the test process so that a skipped multi-process test starts
-no rank.
+no rank (their mechanism is ``ranks.skip_checks``).
 
-- ``skip_checks``: the mechanism (``skip_when``, ``skip_if``, ``pending_skip``,
-  ``skip_or_check_settings``);
 - ``platform_skips``: platform flags and the generic decorators of ``common_utils``;
 - ``distributed_skips``: the decorators of ``common_distributed`` (GPU counts, backends...);
 - ``inductor_skips``: ``requires_inductor_backend``, the device-generic Inductor guard.

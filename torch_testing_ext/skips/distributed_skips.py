@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .. import devices
-from ..launcher.launched_world import launched_rank
-from ..run.settings import SettingError
+from ..ranks.launcher_env import launched_rank
+from ..ranks.settings import SettingError
 from .platform_skips import TEST_WITH_ROCM
-from .skip_checks import skip_if, skip_when
+from ..ranks.skip_checks import skip_if, skip_when
 
 __all__ = [
     "skip_if_lt_x_gpu",

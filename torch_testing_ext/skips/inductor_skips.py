@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import devices
-from .skip_checks import skip_when
+from ..ranks.skip_checks import skip_when
 
 __all__ = [
     "GPU_INDUCTOR_SKIP_REASON",

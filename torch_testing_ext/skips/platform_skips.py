@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 import torch
 
 from .. import devices
-from ..run import settings
-from .skip_checks import skip_if
+from ..ranks import settings
+from ..ranks.skip_checks import skip_if
 
 __all__ = [
     "TEST_CUDA",

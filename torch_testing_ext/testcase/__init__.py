@@ -1,7 +1,7 @@
 """One test in one process: ``TestCase`` (tensor-aware asserts, expecttest, seeding), the
 comparison behind ``assertEqual``, ``parametrize``, and small aids a test body uses.
 
-- ``test_case``: ``TestCase`` and the seed every test starts from;
+- ``tensor_testcase``: ``TestCase`` and the seed every test starts from;
 - ``comparison``: ``assert_equal``, tensor-aware equality with the path of a mismatch;
 - ``parametrize``: ``@parametrize``, ``subtest``, ``decorateIf`` and
   ``instantiate_parametrized_tests``;

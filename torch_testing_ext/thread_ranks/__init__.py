@@ -1,7 +1,7 @@
-"""The threaded world: ranks as threads of one process, with real collectives between them
-(the machinery behind ``MultiThreadedTestCase`` and ``spawn_threads_and_init_comms``).
+"""Thread ranks: ranks as threads of one process, with real collectives between them (the
+machinery behind ``MultiThreadedTestCase`` and ``spawn_threads_and_init_comms``).
 
-- ``thread_world``: ``ThreadLocalWorld``; installing and uninstalling a c10d world per thread;
+- ``c10d_world_per_thread``: ``ThreadLocalWorld``; installing and uninstalling a c10d world per thread;
 - ``collective_math``: what each collective does to the ranks' tensors once all have called;
 - ``collective_exchange``: where the rank threads' calls meet: matching, async works,
   send/recv, and the abort that wakes every waiting rank;

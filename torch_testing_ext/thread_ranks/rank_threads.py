@@ -21,7 +21,7 @@ from collections.abc import Callable
 import torch.distributed as dist
 
 from .._torch_private import raise_in_thread, thread_frames
-from ..multiprocess.rank_outcome import (
+from ..ranks.outcomes import (
     RankError,
     RankFailure,
     RankOutcome,
@@ -34,7 +34,7 @@ from ..reporting.status import Status
 from ..reporting.tracebacks import format_user_stack
 from . import threaded_pg
 from .collective_exchange import CollectiveAborted, Exchange
-from .thread_world import install_thread_local_world, uninstall_thread_local_world
+from .c10d_world_per_thread import install_thread_local_world, uninstall_thread_local_world
 
 __all__ = ["ThreadedRun", "ThreadRankFailure", "run_rank_threads", "raise_for_outcome",
            "current_thread_rank"]

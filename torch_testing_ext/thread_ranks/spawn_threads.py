@@ -23,7 +23,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from ..run import settings
+from ..ranks import settings
 from .rank_threads import raise_for_outcome, run_rank_threads
 from .threaded_test_case import DEFAULT_THREADED_TIMEOUT, DEFAULT_WORLD_SIZE
 

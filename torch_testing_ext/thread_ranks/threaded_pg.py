@@ -5,7 +5,7 @@ Registered as the ``threaded`` backend (upstream's name): in a rank thread of a 
 ``dist.new_group(ranks)`` create one; its collectives meet the other rank threads' calls in the
 world's :class:`~.collective_exchange.Exchange`. Each rank thread has its own group object;
 ``torch.distributed``'s functions and functional collectives (``funcol``) reach it through the
-thread's own c10d world (see ``thread_world``).
+thread's own c10d world (see ``c10d_world_per_thread``).
 
 Supported: ``all_reduce`` (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR),
 ``all_reduce_coalesced``, ``reduce``, ``broadcast``, ``all_gather``, ``all_gather_into_tensor``,

@@ -28,9 +28,9 @@ from typing import Any
 
 from .. import devices
 from .._torch_private import test_method_name
-from ..case.test_case import TestCase
-from ..run import settings
-from ..skips.skip_checks import skip_or_check_settings
+from ..testcase.tensor_testcase import TestCase
+from ..ranks import settings
+from ..ranks.skip_checks import skip_or_check_settings
 from .rank_threads import current_thread_rank, raise_for_outcome, run_rank_threads
 
 __all__ = ["MultiThreadedTestCase", "DEFAULT_WORLD_SIZE", "DEFAULT_THREADED_TIMEOUT"]

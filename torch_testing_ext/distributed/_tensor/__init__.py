@@ -1,5 +1,5 @@
 """Faces at ``torch.testing._internal.distributed._tensor``.
 
 - ``common_dtensor``: the DTensor test bases, ``with_comms``, the test models and helpers
-  (from ``dtensor_cases``).
+  (from ``dtensor_bases``).
 """

@@ -1,16 +1,16 @@
 """DTensor test bases and helpers, named as in
 ``torch.testing._internal.distributed._tensor.common_dtensor``.
 
-The upstream-named face; the definitions live in ``dtensor_cases/``. ``DTensorOpTestBase``
+The upstream-named face; the definitions live in ``dtensor_bases/``. ``DTensorOpTestBase``
 runs on rank processes here, not threads (see docs/migration.md).
 """
 
 from __future__ import annotations
 
-from ...distributed_cases.subtests import run_subtests
-from ...dtensor_cases.converter import DTensorConverter
-from ...dtensor_cases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
-from ...dtensor_cases.dtensor_models import (
+from ...distributed_bases.subtests import run_subtests
+from ...dtensor_bases.converter import DTensorConverter
+from ...dtensor_bases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
+from ...models.dtensor_models import (
     Attention,
     ExpertLayer,
     Experts,
@@ -22,36 +22,36 @@ from ...dtensor_cases.dtensor_models import (
     Transformer,
     TransformerBlock,
 )
-from ...dtensor_cases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
-from ...dtensor_cases.dtensor_continuous import DTensorContinuousTestBase
-from ...dtensor_cases.group_per_rank import DTensorOpTestBase
-from ...dtensor_cases.local_tensor_cases import (
+from ...dtensor_bases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
+from ...dtensor_bases.dtensor_continuous import DTensorContinuousTestBase
+from ...dtensor_bases.group_per_rank import DTensorOpTestBase
+from ...dtensor_bases.local_tensor_cases import (
     LocalDTensorContinuousTestBase,
     LocalDTensorOpTestBase,
     LocalDTensorTestBase,
 )
-from ...dtensor_cases.local_tensor_variants import (
+from ...dtensor_bases.local_tensor_variants import (
     create_local_tensor_test_class,
     make_wrapped,
     map_local_for_rank,
     map_local_tensor_for_rank,
     reduce_local_int,
 )
-from ...dtensor_cases.shard_order import (
+from ...dtensor_bases.shard_order import (
     generate_shard_orders,
     make_full_tensor,
     patched_distribute_tensor,
     redistribute,
     shard_order_to_placement,
 )
-from ...dtensor_cases.transformer_parallel import (
+from ...models.transformer_parallel import (
     ExpertParallel,
     ExpertParallelWithTP,
     TensorParallelForExpert,
 )
-from ...dtensor_cases.with_comms import with_comms
-from ...multiprocess.multiprocess_test_case import MultiProcessTestCase
-from ...multiprocess.skip_exit_codes import TEST_SKIPS
+from ...dtensor_bases.with_comms import with_comms
+from ...fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from ...ranks.skip_codes import TEST_SKIPS
 from ...skips.distributed_skips import skip_if_lt_x_gpu
 
 __all__ = [
