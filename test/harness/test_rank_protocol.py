@@ -68,10 +68,10 @@ class TestRankFacts(TestCase):
         test = rank_hooks.DefaultFacts("test_facts")
         self.assertIsNone(current_rank_facts())
         self.assertEqual(test.rank, -1)
-        with self.assertRaisesRegex(AttributeError, "only a rank process"):
-            test.device
-        with self.assertRaisesRegex(AttributeError, "only a rank process"):
-            test.backend
+        with self.assertRaisesRegex(AttributeError, "only a rank has"):
+            _ = test.device
+        with self.assertRaisesRegex(AttributeError, "only a rank has"):
+            _ = test.backend
         self.assertEqual(test.device_type, devices.device_type())
 
 

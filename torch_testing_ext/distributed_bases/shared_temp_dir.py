@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import torch.distributed as dist
 
-from ..ranks.rank_facts import current_rank_facts
+from ..ranks.rank_facts import rank_process_facts
 
 __all__ = ["with_temp_dir"]
 
@@ -61,7 +61,7 @@ def with_temp_dir(func: _F | None = None) -> _F:
 
     @functools.wraps(func)
     def with_directory(self: Any, *args: Any, **kwargs: Any) -> Any:
-        facts = current_rank_facts()
+        facts = rank_process_facts()
         if facts is not None:
             self.temp_dir = _directory_in_rank(facts.test_dir)
             return func(self, *args, **kwargs)

@@ -4,5 +4,6 @@
 - ``rank_process``: what runs inside a rank, up to its ``RankOutcome``;
 - ``supervisor``: starting, waiting, fail-fast, timeouts with stacks, cleanup;
 - ``leftovers``: processes the ranks left running: found after the test, named, killed;
+- ``fresh_world``: ``FreshWorld``, the ranks of one test (a ``ranks.world.World``);
 - ``multiprocess_test_case``: ``MultiProcessTestCase``, the test-facing class.
 """

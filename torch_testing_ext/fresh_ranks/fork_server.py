@@ -147,7 +147,7 @@ def adopt_environment(environ: dict[str, str]) -> None:
     os.environ.update(kept)
 
 
-def forkserver_context(test_module: str) -> multiprocessing.context.BaseContext:
+def forkserver_context(test_module: str) -> multiprocessing.context.ForkServerContext:
     """A forkserver context whose server has preloaded torch and ``test_module``."""
     global _preloaded
     wanted = (*_BASE_PRELOAD, "__main__" if test_module == "__main__" else test_module)

@@ -2,7 +2,8 @@
 
 The fork server is a child subreaper, so every process a rank started stays below the server
 even when the rank exits or the process starts a session of its own. Once a test's ranks are
-gone, whatever is still below the server belongs to that test: it is killed, and named in the
+gone, whatever is still below the server belongs to that test (except the ranks of other live
+worlds, such as a class's kept ranks, and what they started): it is killed, and named in the
 test's output as a :class:`LeftoverProcessWarning`, or, with
 ``TORCH_TESTING_EXT_LEFTOVER_PROCESSES=fail``, it fails the test.
 """
@@ -40,13 +41,15 @@ class Leftover:
         return f"pid {self.pid} (started by {started_by}): {self.command or '?'}"
 
 
-def find_leftovers(server: int | None, ranks: Collection[int]) -> list[Leftover]:
-    """Running processes below ``server`` other than the rank processes ``ranks``."""
+def find_leftovers(server: int | None, ranks: Collection[int], spared: Collection[int] = ()) -> list[Leftover]:
+    """Running processes below ``server`` other than the rank processes ``ranks``, and other
+    than the processes ``spared`` (the ranks of other live worlds) and their descendants."""
     if server is None:
         return []
     table = process_table()
     found = []
-    for pid in sorted(descendants([server], table) - set(ranks)):
+    others = set(spared) | descendants(spared, table)
+    for pid in sorted(descendants([server], table) - set(ranks) - others):
         if not table[pid].gone:
             rank = environment_value(pid, RANK_ENV)
             found.append(Leftover(pid, int(rank) if rank and rank.isdigit() else None,

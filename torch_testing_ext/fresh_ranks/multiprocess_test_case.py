@@ -31,44 +31,31 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import types
-import unittest
-import warnings
 
-from .. import devices
 from .._torch_private import test_method_name
-from ..testcase.tensor_testcase import TestCase, current_seed
 from ..launcher.launched_run import LaunchedTest
-from ..ranks.launcher_env import LaunchedRank, launched_rank, too_few_ranks_reason
-from ..reporting.status import Status
+from ..launcher.launched_world import LaunchedWorld
 from ..ranks import settings
-from ..ranks.skip_checks import skip_or_check_settings
+from ..ranks.launcher_env import launched_rank
+from ..ranks.outcomes import RankError, RankFailure
+from ..ranks.rank_facts import STORE_FILE, current_rank_facts
+from ..ranks.world import World
+from ..testcase.ranks_testcase import DEFAULT_TEST_TIMEOUT, RanksTestCase, dispatch_to_ranks
+from ..testcase.tensor_testcase import current_seed
 from . import fork_server, supervisor
-from .leftovers import LeftoverProcessWarning, describe_leftovers
-from ..ranks.outcomes import RankError, RankFailure, Verdict, combine, raise_verdict
+from .fresh_world import FreshWorld, verdict_with_leftovers, world_facts
+from .leftovers import LeftoverProcessWarning
 from .rank_process import run_between_hooks
-from ..ranks.rank_facts import STORE_FILE, RankFacts, RankTask, current_rank_facts
-from .supervisor import RanksEnded
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
-           "LeftoverProcessWarning", "dispatch_to_ranks", "launched_settings", "world_facts",
-           "verdict_with_leftovers"]
+           "LeftoverProcessWarning", "dispatch_to_ranks", "world_facts", "verdict_with_leftovers"]
 
 __unittest = True
 
 TIMEOUT_ENV = settings.TIMEOUT.name
-DEFAULT_TEST_TIMEOUT = 300.0  # seconds for one test on all its ranks
 
 
-def _in_rank() -> RankFacts:
-    facts = current_rank_facts()
-    if facts is None:
-        raise AttributeError("only a rank process has this attribute; the test's own process "
-                             "starts the ranks")
-    return facts
-
-
-class MultiProcessTestCase(TestCase):
+class MultiProcessTestCase(RanksTestCase):
     """Run every test method on ``world_size`` ranks; passes only if every rank passed.
 
     Inside a rank: ``rank``, ``world_size`` (default 4; override as a class attribute or a
@@ -92,37 +79,15 @@ class MultiProcessTestCase(TestCase):
     same hooks, on ``world_size`` of the launcher's ranks (a test that needs more skips).
     """
 
-    world_size: int = 4
-    timeout: float = DEFAULT_TEST_TIMEOUT
-
-    def __init__(self, methodName: str = "runTest") -> None:
-        super().__init__(methodName)
-        dispatch_to_ranks(self, methodName)
-
     # -- what a rank knows -------------------------------------------------------------------
-
-    @property
-    def rank(self) -> int:
-        """This rank's number; -1 in the test's own process."""
-        facts = current_rank_facts()
-        return -1 if facts is None else facts.rank
-
-    @property
-    def device(self) -> str:
-        """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
-        return _in_rank().device
-
-    @property
-    def device_type(self) -> str:
-        """The type of this rank's device (``"cpu"``, ``"cuda"``...); in the test's own process,
-        the type its ranks will use."""
-        facts = current_rank_facts()
-        return devices.device_type() if facts is None else facts.device.split(":")[0]
 
     @property
     def backend(self) -> str:
         """The default process-group backend for this rank's device."""
-        return _in_rank().backend
+        facts = current_rank_facts()
+        if facts is None:
+            raise AttributeError("only a rank has a backend; the test's own process starts the ranks")
+        return facts.backend
 
     @property
     def file_name(self) -> str:
@@ -161,99 +126,26 @@ class MultiProcessTestCase(TestCase):
 
     def tearDown(self) -> None:
         super().tearDown()
-        if self._launched_test is None:
+        if getattr(self, "_launched_test", None) is None and self._test_dir is not None:
             shutil.rmtree(self._test_dir, ignore_errors=True)
 
     def _spawn_processes(self) -> None:
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
         parent-side skips are decided (so a skipped test starts no process); nothing to do here."""
 
-    def _checked_settings(self) -> tuple[float, int, str]:
-        """The timeout, world size and leftover policy, or SettingError naming the bad one."""
-        name = type(self).__name__
-        return (settings.timeout_seconds(f"{name}.timeout", self.timeout),
-                settings.positive_integer(f"{name}.world_size", self.world_size),
-                settings.LEFTOVER_PROCESSES.get())
-
-    def _world(self, world_size: int) -> list[RankFacts]:
-        return world_facts(world_size, self._test_dir)
-
-    def _run_on_ranks(self) -> None:
+    def _world(self) -> World:
+        """Fresh ranks for this test; under a launcher, this process as its rank."""
         launched = launched_rank()
-        if launched is not None:
-            self._run_as_launched_rank(launched)
-            return
-        timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
-        cls = type(self)
-        task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed(),
-                        dict(os.environ))
-        ended = supervisor.run_ranks(task, self._world(world_size), timeout,
-                                     fork_server.forkserver_context(cls.__module__))
-        raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
-
-    # -- under a launcher: this process is a rank --------------------------------------------
+        if launched is None:
+            assert self._test_dir is not None, "setUp makes the test's directory"
+            return FreshWorld(self._test_dir)
+        body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
+        return LaunchedWorld(launched, body, getattr(self, "_launched_test", None))
 
     def _begin_timeout(self) -> float:
-        """How long a rank waits for rank 0 to start a test: the test's timeout (checked with
-        the other settings when the test method runs)."""
+        """How long a launched rank waits for rank 0 to start a test: the test's timeout
+        (checked with the other settings when the test method runs)."""
         try:
-            return self._checked_settings()[0]
+            return self._checked_settings().timeout
         except settings.SettingError:
             return DEFAULT_TEST_TIMEOUT
-
-    def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
-        timeout, world_size = launched_settings(self, launched)
-        body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
-        run = getattr(self, "_launched_test", None)
-        if run is None:  # setUp did not run (a subclass's setUp without super())
-            run = LaunchedTest(self, launched)
-            self.addCleanup(run.end)
-            run.begin(timeout)
-        raise_verdict(run.run(body, timeout, world_size))
-
-
-def launched_settings(test: TestCase, launched: LaunchedRank) -> tuple[float, int]:
-    """The timeout and world size of ``test`` run as a launched rank: ``SkipTest`` if a skip
-    decorator says so, or if the test needs more ranks than the launcher started."""
-    timeout, world_size, _ = skip_or_check_settings(test, test._checked_settings)  # type: ignore[attr-defined]
-    reason = too_few_ranks_reason(type(test).__name__, world_size, launched)
-    if reason:
-        raise unittest.SkipTest(reason)
-    return timeout, world_size
-
-
-def world_facts(world_size: int, test_dir: str) -> list[RankFacts]:
-    """The facts of ``world_size`` ranks on this machine's devices, meeting in ``test_dir``."""
-    return [RankFacts(rank, world_size, devices.rank_device(rank),
-                      devices.default_backend(devices.rank_device(rank)), test_dir)
-            for rank in range(world_size)]
-
-
-def dispatch_to_ranks(test: TestCase, method_name: str) -> None:
-    """In the test's own process, make ``test``'s method ``method_name`` call
-    ``test._run_on_ranks()`` (which runs the class's method on the ranks); in a rank, leave it."""
-    if current_rank_facts() is not None or method_name == "runTest":
-        return
-    original = getattr(type(test), method_name)
-
-    @functools.wraps(original)
-    def run_on_ranks(self: TestCase) -> None:
-        self._run_on_ranks()  # type: ignore[attr-defined]
-
-    # A bound method, so that unittest's loader treats it like the method it replaces.
-    setattr(test, method_name, types.MethodType(run_on_ranks, test))
-
-
-def verdict_with_leftovers(ended: RanksEnded, leftover_policy: str, test_id: str) -> Verdict:
-    """The test's verdict from its ranks' outcomes; processes they left running fail the
-    test under the ``fail`` policy, and are warned about otherwise."""
-    verdict = combine(ended.outcomes)
-    if not ended.leftovers:
-        return verdict
-    note = describe_leftovers(ended.leftovers)
-    if leftover_policy == "fail":
-        status = Status.ERROR if verdict.status in (Status.PASSED, Status.SKIPPED) else verdict.status
-        return Verdict(status, "\n".join(filter(None, [verdict.message, note])),
-                       verdict.headline or note.splitlines()[0])
-    warnings.warn(LeftoverProcessWarning(f"{test_id}: {note}"), stacklevel=3)
-    return verdict

@@ -19,9 +19,11 @@ import shutil
 import signal
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Sequence
+from typing import Any
 from multiprocessing.connection import Connection, wait
-from multiprocessing.context import BaseContext
+from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 
 from ..reporting.stack_dumps import trim_dump
@@ -110,7 +112,10 @@ class RankWatch:
     write end we hold) closes. A rank that cannot start takes those already started with it.
     """
 
-    def __init__(self, context: BaseContext, world: Sequence[RankFacts], target: Callable[..., None],
+    # Every RankWatch whose ranks may be running: another world's ranks are not leftovers.
+    _live: weakref.WeakSet[RankWatch] = weakref.WeakSet()
+
+    def __init__(self, context: ForkServerContext, world: Sequence[RankFacts], target: Callable[..., None],
                  task: object) -> None:
         self.processes: dict[int, BaseProcess] = {}
         self.connections: dict[int, Connection] = {}
@@ -118,6 +123,7 @@ class RankWatch:
         self.logs = {facts.rank: facts.log_path for facts in world}
         self._dumps_at: dict[int, int] = {}  # where a rank's stack dump starts in its log
         lifeline, self._lifeline = context.Pipe(duplex=False)
+        RankWatch._live.add(self)
         try:
             for facts in world:
                 ours, theirs = context.Pipe(duplex=True)
@@ -141,7 +147,7 @@ class RankWatch:
 
     def collect(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for reports or exits, and record what arrived."""
-        waiting = {self.connections[r]: r for r in self.running()}
+        waiting: dict[Any, int] = {self.connections[r]: r for r in self.running()}
         waiting.update({self.processes[r].sentinel: r for r in self.running()})
         for ready in wait(list(waiting), timeout=max(timeout, 0.0)):
             rank = waiting[ready]
@@ -167,8 +173,10 @@ class RankWatch:
         if dump_stacks:
             for rank in ranks:
                 self._dumps_at[rank] = _log_size(self.logs[rank])
+                pid = self.processes[rank].pid
                 try:
-                    os.kill(self.processes[rank].pid, signal.SIGUSR1)
+                    if pid is not None:
+                        os.kill(pid, signal.SIGUSR1)
                 except ProcessLookupError:
                     pass
             time.sleep(STACK_DUMP_WAIT)
@@ -197,9 +205,13 @@ class RankWatch:
 
     def leftovers(self) -> list[Leftover]:
         """Processes the ranks started and left running (below the fork server), killed."""
-        leftovers = find_leftovers(server_pid(), [p.pid for p in self.processes.values() if p.pid])
+        others = [pid for watch in list(RankWatch._live) if watch is not self for pid in watch._pids()]
+        leftovers = find_leftovers(server_pid(), self._pids(), spared=others)
         kill_leftovers(leftovers)
         return leftovers
+
+    def _pids(self) -> list[int]:
+        return [process.pid for process in self.processes.values() if process.pid]
 
     def end(self) -> list[Leftover]:
         """Give the ranks ``EXIT_GRACE`` s to exit, then kill them and what they left running
@@ -235,12 +247,13 @@ class RankWatch:
         for connection in self.connections.values():
             connection.close()
         self._lifeline.close()
+        RankWatch._live.discard(self)
 
 
 class _Ranks(RankWatch):
     """The fresh ranks of one test: started for it, released and gone after it."""
 
-    def __init__(self, task: RankTask, world: Sequence[RankFacts], context: BaseContext) -> None:
+    def __init__(self, task: RankTask, world: Sequence[RankFacts], context: ForkServerContext) -> None:
         super().__init__(context, world, run_rank, task)
 
     def release(self) -> None:
@@ -281,7 +294,7 @@ def wait_for_outcomes(ranks: RankWatch, timeout: float) -> None:
 
 
 def run_ranks(
-    task: RankTask, world: Sequence[RankFacts], timeout: float, context: BaseContext
+    task: RankTask, world: Sequence[RankFacts], timeout: float, context: ForkServerContext
 ) -> RanksEnded:
     """Run ``task`` on one rank per entry of ``world`` (forked from ``context``'s server);
     return every rank's outcome and what the ranks left running (killed by then). The test's

@@ -25,6 +25,7 @@ from ..kept_ranks.continuous_test_case import MultiProcContinuousTest
 from ..kept_ranks.subgroup_cleanup import GroupsPerTest
 from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import DynamoResetInRanks
+from ..ranks.world import RunSettings
 from .fsdp_test_case import fsdp_world_size, skip_without_a_device_per_rank
 
 __all__ = ["FSDPTestContinuous"]
@@ -55,7 +56,7 @@ class FSDPTestContinuous(GroupsPerTest, DynamoResetInRanks, SubtestsMixin, Multi
         os.environ["TORCH_NCCL_DESYNC_DEBUG"] = "0"
         super()._init_pg(rank, world_size, rdvz_file)
 
-    def _checked_settings(self) -> tuple[float, int, str]:
-        timeout, world_size, leftover_policy = super()._checked_settings()
-        skip_without_a_device_per_rank(world_size)
-        return timeout, world_size, leftover_policy
+    def _checked_settings(self) -> RunSettings:
+        checked = super()._checked_settings()
+        skip_without_a_device_per_rank(checked.world_size)
+        return checked

@@ -21,6 +21,7 @@ import torch.distributed as dist
 from .. import devices
 from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import DynamoResetInRanks
+from ..ranks.world import RunSettings
 from ..ranks.launcher_env import launched_rank
 from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
 from ..ranks.rank_facts import current_rank_facts, rank_device_index
@@ -108,9 +109,9 @@ class FSDPTest(DynamoResetInRanks, SubtestsMixin, MultiProcessTestCase):
 
     # -- in the test's own process -----------------------------------------------------------
 
-    def _checked_settings(self) -> tuple[float, int, str]:
+    def _checked_settings(self) -> RunSettings:
         """The base class's settings, once the world size is known to be valid (and only for
         a test no decorator skips): a skip if the ranks need more accelerators than there are."""
-        timeout, world_size, leftover_policy = super()._checked_settings()
-        skip_without_a_device_per_rank(world_size)
-        return timeout, world_size, leftover_policy
+        checked = super()._checked_settings()
+        skip_without_a_device_per_rank(checked.world_size)
+        return checked

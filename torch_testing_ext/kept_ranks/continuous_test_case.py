@@ -33,29 +33,21 @@ from __future__ import annotations
 import datetime
 import os
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import torch.distributed as dist
 
 from .. import devices
 from .._torch_private import test_method_name
-from ..testcase.tensor_testcase import TestCase, current_seed
-from ..launcher.launched_run import run_as_launched_rank
-from ..ranks.launcher_env import LaunchedRank, launched_rank
-from ..fresh_ranks import fork_server
-from ..fresh_ranks.leftovers import LeftoverProcessWarning, describe_leftovers
-from ..fresh_ranks.multiprocess_test_case import (
-    dispatch_to_ranks,
-    launched_settings,
-    verdict_with_leftovers,
-    world_facts,
-)
-from ..ranks.outcomes import raise_verdict
+from ..fresh_ranks.leftovers import LeftoverProcessWarning
 from ..fresh_ranks.rank_process import run_between_hooks
-from ..ranks.rank_facts import RankTask, current_rank_facts, rank_device_index
+from ..launcher.launched_world import LaunchedWorld
 from ..process_groups.rendezvous import rendezvous_init_method
-from ..ranks import settings
-from ..ranks.skip_checks import skip_or_check_settings
+from ..ranks.launcher_env import launched_rank
+from ..ranks.rank_facts import current_rank_facts, rank_device_index
+from ..ranks.world import World
+from ..testcase.ranks_testcase import RanksTestCase
+from ..testcase.tensor_testcase import current_seed
 from .kept_world import ClassWorlds
 
 __all__ = ["MultiProcContinuousTest", "MultiProcContinousTest", "DEFAULT_CONTINUOUS_TIMEOUT",
@@ -72,7 +64,7 @@ def _seconds(value: Any) -> Any:
     return value.total_seconds() if isinstance(value, datetime.timedelta) else value
 
 
-class MultiProcContinuousTest(TestCase):
+class MultiProcContinuousTest(RanksTestCase):
     """Run every test method of the class on the same ``world_size`` rank processes.
 
     Class attributes, as upstream: ``world_size`` (unset: one rank per accelerator, or
@@ -88,14 +80,12 @@ class MultiProcContinuousTest(TestCase):
 
     MAIN_PROCESS_RANK = -1
     world_size: int = _UNSET
-    rank: int = MAIN_PROCESS_RANK
-    timeout: datetime.timedelta | float = DEFAULT_CONTINUOUS_TIMEOUT
+    # Upstream's class attribute, which each rank sets for itself (a classmethod may read it).
+    rank: int = MAIN_PROCESS_RANK  # type: ignore[assignment]  # shadows the template's property
+    timeout: datetime.timedelta | float = DEFAULT_CONTINUOUS_TIMEOUT  # type: ignore[assignment]  # upstream takes a timedelta
     rdvz_file: str | None = None
     pg: Any = None
-
-    def __init__(self, methodName: str = "runTest") -> None:
-        super().__init__(methodName)
-        dispatch_to_ranks(self, methodName)
+    _worlds: ClassVar[ClassWorlds]  # in the test's process, once the class's first test ran
 
     # -- upstream's class hooks ----------------------------------------------------------------
 
@@ -105,7 +95,7 @@ class MultiProcContinuousTest(TestCase):
         return None
 
     @classmethod
-    def device_type(cls) -> str:  # type: ignore[override]
+    def device_type(cls) -> str:  # type: ignore[override]  # upstream's classmethod, not a property
         """The device type the ranks use (the accelerator's, else ``"cpu"``)."""
         return devices.device_type()
 
@@ -129,16 +119,7 @@ class MultiProcContinuousTest(TestCase):
                                 timeout=datetime.timedelta(seconds=_seconds(cls.timeout)))
         cls.pg = dist.group.WORLD
 
-    # -- what a rank knows ---------------------------------------------------------------------
-
-    @property
-    def device(self) -> str:
-        """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
-        facts = current_rank_facts()
-        if facts is None:
-            raise AttributeError("only a rank process has a device; the test's own process "
-                                 "starts the ranks")
-        return facts.device
+    # -- hooks -----------------------------------------------------------------------------------
 
     def setUpRank(self) -> None:
         """Runs in each rank before each test method; override to prepare rank state."""
@@ -155,7 +136,7 @@ class MultiProcContinuousTest(TestCase):
             del cls._worlds
             leftovers = worlds.close()
             if leftovers:
-                warnings.warn(LeftoverProcessWarning(f"{cls.__qualname__}: {describe_leftovers(leftovers)}"))
+                warnings.warn(LeftoverProcessWarning(f"{cls.__qualname__}: {leftovers}"))
         super().tearDownClass()
 
     def _world_size(self) -> int:
@@ -163,45 +144,30 @@ class MultiProcContinuousTest(TestCase):
             return self.world_size
         return devices.device_count() if devices.accelerator_type() else CPU_WORLD_SIZE
 
-    def _checked_settings(self) -> tuple[float, int, str]:
-        """The timeout, world size and leftover policy, or SettingError naming the bad one."""
-        name = type(self).__name__
-        return (settings.timeout_seconds(f"{name}.timeout", _seconds(self.timeout)),
-                settings.positive_integer(f"{name}.world_size", self._world_size()),
-                settings.LEFTOVER_PROCESSES.get())
+    def _timeout_value(self) -> object:
+        return _seconds(self.timeout)
 
-    def _run_on_ranks(self) -> None:
+    def _world(self) -> World:
+        """The class's kept ranks; under a launcher, this process as its rank, with the
+        class's group made for the test and destroyed after it (the launcher keeps the
+        processes)."""
+        cls = type(self)
         launched = launched_rank()
         if launched is not None:
-            self._run_as_launched_rank(launched)
-            return
-        timeout, world_size, leftover_policy = skip_or_check_settings(self, self._checked_settings)
-        cls = type(self)
+            return LaunchedWorld(launched, self._with_class_group)
         worlds = cls.__dict__.get("_worlds")
         if worlds is None:
-            worlds = ClassWorlds(cls.__module__, cls.__qualname__, fork_server.run_directory(),
-                                 world_facts)
-            cls._worlds = worlds
-        task = RankTask(cls.__module__, cls.__qualname__, test_method_name(self), current_seed())
-        # Processes a test leaves are found when its world closes; "fail" needs them per test.
-        ended = worlds.run(task, world_size, timeout, fork_server.forkserver_context(cls.__module__),
-                           look_for_leftovers=leftover_policy == "fail")
-        raise_verdict(verdict_with_leftovers(ended, leftover_policy, self.id()))
+            worlds = cls._worlds = ClassWorlds(cls)
+        return worlds
 
-    def _run_as_launched_rank(self, launched: LaunchedRank) -> None:
-        """Run the test here as the launched rank: the class's group made for it and
-        destroyed after it (the launcher, not this class, keeps the processes)."""
-        timeout, world_size = launched_settings(self, launched)
+    def _with_class_group(self) -> None:
+        """The test body of a launched rank: the class's group, then the method between hooks."""
         cls = type(self)
-
-        def with_class_group() -> None:
-            facts = current_rank_facts()
-            assert facts is not None  # entered by the launched run
-            cls.rank, cls.world_size = facts.rank, facts.world_size
-            cls._init_pg(facts.rank, facts.world_size, facts.file_name)
-            run_between_hooks(self, test_method_name(self), current_seed())
-
-        raise_verdict(run_as_launched_rank(self, with_class_group, timeout, world_size, launched))
+        facts = current_rank_facts()
+        assert facts is not None  # entered by the launched run
+        cls.rank, cls.world_size = facts.rank, facts.world_size
+        cls._init_pg(facts.rank, facts.world_size, facts.file_name)
+        run_between_hooks(self, test_method_name(self), current_seed())
 
 
 # Upstream's first spelling (renamed by pytorch PR #160892), for suites that still import it.

@@ -8,6 +8,7 @@ the timeout is asked for its stack and killed); the output tail of a rank with a
 what it wrote during that test. A world is kept only while every test ends alike on every
 rank, passed or skipped; after anything else (a failure, a crash, a hang, a leak, ranks that
 disagree) it is closed and :class:`ClassWorlds` starts the next test on a fresh one.
+:class:`ClassWorlds` is ``MultiProcContinuousTest``'s world (``torch_testing_ext.ranks.world``).
 """
 
 from __future__ import annotations
@@ -15,15 +16,21 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
-from multiprocessing.context import BaseContext
+import unittest
+from collections.abc import Sequence
+from multiprocessing.context import ForkServerContext
 
-from ..fresh_ranks.leftovers import Leftover
-from ..ranks.outcomes import RankOutcome
-from ..ranks.rank_facts import RankFacts, RankTask
+from .._torch_private import test_method_name
+from ..fresh_ranks import fork_server
+from ..fresh_ranks.fresh_world import verdict_with_leftovers, world_facts
+from ..fresh_ranks.leftovers import Leftover, describe_leftovers
 from ..fresh_ranks.supervisor import RanksEnded, RankWatch, wait_for_outcomes
-from ..reporting.status import Status
 from ..ranks import interrupts
+from ..ranks.outcomes import RankFailure, RankOutcome, Verdict
+from ..ranks.rank_facts import RankFacts, RankTask
+from ..ranks.world import RunSettings
+from ..reporting.status import Status
+from ..testcase.tensor_testcase import current_seed
 from .kept_rank import WorldTask, serve_rank
 
 __all__ = ["PersistentWorld", "ClassWorlds"]
@@ -43,7 +50,7 @@ def _log_size(path: str) -> int:
 class PersistentWorld:
     """One generation of a class's kept ranks."""
 
-    def __init__(self, world: WorldTask, facts: Sequence[RankFacts], context: BaseContext) -> None:
+    def __init__(self, world: WorldTask, facts: Sequence[RankFacts], context: ForkServerContext) -> None:
         self.facts = list(facts)
         self.size = len(self.facts)
         self._ranks = RankWatch(context, self.facts, serve_rank, world)
@@ -79,31 +86,36 @@ class PersistentWorld:
 
 
 class ClassWorlds:
-    """The worlds of one test class: the current one, replaced after any test it cannot keep.
+    """The worlds of one test class: the current one, replaced after any test it cannot keep."""
 
-    ``facts_for(world_size, world_dir)`` gives the ranks' facts for a new world whose files
-    live in ``world_dir``.
-    """
+    failure = RankFailure
 
-    def __init__(self, module: str, qualname: str, run_dir: str,
-                 facts_for: Callable[[int, str], list[RankFacts]]) -> None:
-        self._module = module
-        self._qualname = qualname
-        self._facts_for = facts_for
-        self._dir = tempfile.mkdtemp(prefix=f"{qualname}-", dir=run_dir)
+    def __init__(self, test_class: type[unittest.TestCase]) -> None:
+        self._module = test_class.__module__
+        self._qualname = test_class.__qualname__
+        self._dir = tempfile.mkdtemp(prefix=f"{self._qualname}-", dir=fork_server.run_directory())
         self._current: PersistentWorld | None = None
         self._generation = 0
 
-    def _start(self, world_size: int, context: BaseContext) -> PersistentWorld:
+    def _start(self, world_size: int, context: ForkServerContext) -> PersistentWorld:
         self._generation += 1
         world_dir = os.path.join(self._dir, f"world-{self._generation}")
         os.mkdir(world_dir)
         # A world's ranks see the test process's environment as it is when the world starts.
         world = WorldTask(self._module, self._qualname, dict(os.environ))
-        return PersistentWorld(world, self._facts_for(world_size, world_dir), context)
+        return PersistentWorld(world, world_facts(world_size, world_dir), context)
 
-    def run(self, task: RankTask, world_size: int, timeout: float, context: BaseContext,
-            look_for_leftovers: bool = False) -> RanksEnded:
+    def run(self, test: unittest.TestCase, settings: RunSettings) -> Verdict:
+        """Run ``test``'s method on the kept world (a new one if none of its size is kept)."""
+        task = RankTask(self._module, self._qualname, test_method_name(test), current_seed())
+        # Processes a test leaves are found when its world closes; "fail" needs them per test.
+        ended = self.run_task(task, settings.world_size, settings.timeout,
+                              fork_server.forkserver_context(self._module),
+                              look_for_leftovers=settings.leftover_policy == "fail")
+        return verdict_with_leftovers(ended, settings.leftover_policy, test.id())
+
+    def run_task(self, task: RankTask, world_size: int, timeout: float, context: ForkServerContext,
+                 look_for_leftovers: bool = False) -> RanksEnded:
         """Run ``task`` on the kept world (a new one of ``world_size`` ranks if none is kept);
         close the world if it cannot be kept, and say what its ranks left running: found when
         the world closes, and after every test if ``look_for_leftovers`` (a scan of /proc)."""
@@ -126,11 +138,12 @@ class ClassWorlds:
             raise
         return RanksEnded(outcomes, leftovers)
 
-    def close(self) -> list[Leftover]:
-        """Close the current world, if any, and remove the class's directory."""
+    def close(self) -> str:
+        """Close the current world, if any, and remove the class's directory; what its ranks
+        left running, described."""
         leftovers: list[Leftover] = []
         if self._current is not None:
             world, self._current = self._current, None
             leftovers = world.close()
         shutil.rmtree(self._dir, ignore_errors=True)
-        return leftovers
+        return describe_leftovers(leftovers) if leftovers else ""

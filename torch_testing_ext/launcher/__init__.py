@@ -6,5 +6,6 @@ test in itself, as its rank, with every rank of the job; nothing is spawned.
 - ``outcome_exchange``: what the ranks of one test tell each other: directory, outcomes, done;
 - ``rank_watchdog``: the deadline of a test: past it, stacks, report and the end of the process;
 - ``launched_run``: ``run_as_launched_rank``, one test on this rank, to the verdict of all ranks;
+- ``launched_world``: ``LaunchedWorld``, the ``ranks.world.World`` of a launched process;
 - ``pytest_ranks``: a pytest plugin (``-p``): per-rank ``--junitxml`` paths under a launcher.
 """

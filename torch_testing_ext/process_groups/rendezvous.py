@@ -16,7 +16,7 @@ import os
 import torch.distributed as dist
 
 from .. import devices
-from ..ranks.rank_facts import current_rank_facts
+from ..ranks.rank_facts import rank_process_facts
 
 __all__ = ["rendezvous_init_method", "init_single_process_group"]
 
@@ -35,7 +35,7 @@ def rendezvous_init_method() -> str:
     same one). Elsewhere ``env://``, which needs ``MASTER_ADDR`` and ``MASTER_PORT`` to be set
     by the caller.
     """
-    facts = current_rank_facts()
+    facts = rank_process_facts()
     if facts is not None:
         base = facts.rendezvous_base or f"file://{facts.test_dir}"
         return f"{base}/rendezvous-{next(_rendezvous_counts[base])}"

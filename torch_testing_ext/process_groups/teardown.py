@@ -18,7 +18,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .._torch_private import live_process_groups
-from ..ranks.rank_facts import current_rank_facts
+from ..ranks.rank_facts import rank_process_facts
 
 __all__ = ["destroy_process_groups", "destroy_groups_made_since", "release_retired_process_groups"]
 
@@ -36,7 +36,7 @@ def destroy_process_groups() -> None:
 
     if not (dist.is_available() and dist.is_initialized()):
         return
-    if current_rank_facts() is not None:
+    if rank_process_facts() is not None:
         _retired.extend(live_process_groups())
     dist.destroy_process_group()
 
@@ -48,7 +48,7 @@ def destroy_groups_made_since(before: Collection[Any]) -> None:
     import torch.distributed as dist
 
     made = [g for g in live_process_groups() if g not in before and g is not dist.group.WORLD]
-    if current_rank_facts() is not None:
+    if rank_process_facts() is not None:
         _retired.extend(made)
     for group in made:
         dist.destroy_process_group(group)

@@ -2,7 +2,9 @@
 stands on.
 
 - ``rank_facts``: what a rank is told (``RankTask``, ``RankFacts``), which rank this process
-  is (``current_rank_facts``), and the hooks a rank calls;
+  or rank thread is (``current_rank_facts``), and the hooks a rank calls;
+- ``world``: ``World``, the one interface of the four ways of running ranks, and the
+  ``RunSettings`` a test hands it;
 - ``outcomes``: ``RankOutcome``, how the ranks' outcomes combine into a ``Verdict``, and how a
   verdict ends the test (``RankFailure``, ``RankError``);
 - ``skip_codes``: upstream's ``TEST_SKIPS`` exit codes;

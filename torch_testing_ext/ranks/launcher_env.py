@@ -22,7 +22,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .rank_facts import current_rank_facts
+from .rank_facts import rank_process_facts
 from . import settings
 from .settings import SettingError
 
@@ -73,7 +73,7 @@ def launched_rank(environ: Mapping[str, str] | None = None) -> LaunchedRank | No
     ``environ`` defaults to the environment as it was when this module was imported.
     Raises ``SettingError`` (one line, naming the variable) for a bad or missing value.
     """
-    if current_rank_facts() is not None:
+    if rank_process_facts() is not None:
         return None
     env = _READ_AT_IMPORT if environ is None else environ
     rank = settings.LAUNCH_RANK.get(env)

@@ -5,10 +5,13 @@ A rank is told two things. :class:`RankTask` names the test method every rank of
 (with the seed, and the test process's environment, which the rank adopts as a spawned
 process would inherit it); :class:`RankFacts` is what one rank knows about itself. Inside a rank process
 the facts are available from :func:`current_rank_facts` (None in the test's own process); that
-is the only way they travel: ``MultiProcessTestCase``'s ``rank``, ``device``, ``backend`` and
+is the only way they travel: the test cases' ``rank``, ``device``, ``backend`` and
 ``file_name`` read them, and so does the rendezvous helper. A process started by a launcher
 (``torchrun``) runs each test as its launched rank: it enters that rank's facts for the test
-and leaves them afterwards (:func:`leave_rank`).
+and leaves them afterwards (:func:`leave_rank`). A rank *thread* enters its facts for itself
+only (:func:`enter_thread_rank`; its ``test_dir`` is empty): in that thread they come first.
+What only a rank *process* does (retiring its groups until it exits, sharing the test's
+directory) asks :func:`rank_process_facts`.
 
 A rank instantiates the test class for the method, then calls the hooks of
 :class:`RankHooks` around the method (not ``setUp``/``tearDown``, which run in the test's own
@@ -26,10 +29,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from typing import Protocol
 
-__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "enter_rank", "leave_rank",
-           "rank_device_index", "STORE_FILE", "RANK_ENV"]
+__all__ = ["RankTask", "RankFacts", "RankHooks", "current_rank_facts", "rank_process_facts", "enter_rank", "leave_rank",
+           "enter_thread_rank", "leave_thread_rank", "rank_device_index", "STORE_FILE", "RANK_ENV"]
 
 STORE_FILE = "store"  # the FileStore path of a test, inside its directory
 # Set in each rank's environment, so the processes it starts carry their rank.
@@ -91,10 +95,17 @@ class RankHooks(Protocol):
 
 
 _current: RankFacts | None = None
+_thread = threading.local()  # .facts: the facts of a rank thread, in that thread
 
 
 def current_rank_facts() -> RankFacts | None:
-    """The facts of the rank this process runs as, or None in a test's own process."""
+    """The facts of the rank the calling thread runs as (a rank thread's own, else this
+    process's), or None in a test's own process."""
+    return getattr(_thread, "facts", None) or _current
+
+
+def rank_process_facts() -> RankFacts | None:
+    """The facts of the rank this *process* runs as (not a rank thread's), or None."""
     return _current
 
 
@@ -113,10 +124,21 @@ def leave_rank() -> None:
     os.environ.pop(RANK_ENV, None)
 
 
+def enter_thread_rank(facts: RankFacts) -> None:
+    """Make the calling thread the rank ``facts`` describes (a rank thread, as it starts); the
+    process and its other threads are not affected."""
+    _thread.facts = facts
+
+
+def leave_thread_rank() -> None:
+    """Make the calling thread a plain thread again (a rank thread, as it ends)."""
+    _thread.facts = None
+
+
 def rank_device_index(rank: int) -> int:
     """The accelerator index that ``rank`` uses: in a process running as that rank, the index
     of its device (under a launcher, its local rank); otherwise ``rank`` itself."""
-    facts = _current
+    facts = current_rank_facts()
     if facts is not None and facts.rank == rank and ":" in facts.device:
         return int(facts.device.rsplit(":", 1)[1])
     return rank

@@ -2,6 +2,7 @@
 comparison behind ``assertEqual``, ``parametrize``, and small aids a test body uses.
 
 - ``tensor_testcase``: ``TestCase`` and the seed every test starts from;
+- ``ranks_testcase``: ``RanksTestCase``, the template of every test case whose methods run on ranks;
 - ``comparison``: ``assert_equal``, tensor-aware equality with the path of a mismatch;
 - ``parametrize``: ``@parametrize``, ``subtest``, ``decorateIf`` and
   ``instantiate_parametrized_tests``;

@@ -8,6 +8,7 @@ machinery behind ``MultiThreadedTestCase`` and ``spawn_threads_and_init_comms``)
 - ``threaded_pg``: ``ThreadedProcessGroup``, the ``threaded`` backend;
 - ``rank_threads``: one test body on N rank threads: outcomes, fail-fast, timeouts with
   stacks, no thread left behind;
+- ``thread_world``: ``ThreadWorld``, each test's rank threads (a ``ranks.world.World``);
 - ``threaded_test_case``: ``MultiThreadedTestCase``, the test-facing class;
 - ``spawn_threads``: ``spawn_threads_and_init_comms``, the decorator for a plain TestCase.
 """

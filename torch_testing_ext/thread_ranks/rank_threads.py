@@ -1,7 +1,7 @@
 """One test body on ``world_size`` rank threads: the threaded world's start, outcomes and end.
 
 :func:`run_rank_threads` installs the thread-local c10d world, starts one thread per rank, and
-in each creates the default ``threaded`` group (rank r of N, one shared ``HashStore``), runs the
+in each enters the rank's facts (``ranks.rank_facts``, for that thread only), creates the default ``threaded`` group (rank r of N, one shared ``HashStore``), runs the
 body, destroys the rank's groups and records the rank's :class:`RankOutcome`. A rank that fails
 tears the world down, so ranks waiting for it in a collective stop at once (``stopped``)
 instead of waiting for the timeout. At the timeout the ranks still running are reported with
@@ -20,15 +20,17 @@ from collections.abc import Callable
 
 import torch.distributed as dist
 
+from .. import devices
 from .._torch_private import raise_in_thread, thread_frames
 from ..ranks.outcomes import (
-    RankError,
     RankFailure,
     RankOutcome,
+    Verdict,
     combine,
     outcome_of,
     raise_verdict,
 )
+from ..ranks.rank_facts import RankFacts, enter_thread_rank, leave_thread_rank
 from ..process_groups.teardown import destroy_process_groups
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_user_stack
@@ -36,21 +38,12 @@ from . import threaded_pg
 from .collective_exchange import CollectiveAborted, Exchange
 from .c10d_world_per_thread import install_thread_local_world, uninstall_thread_local_world
 
-__all__ = ["ThreadedRun", "ThreadRankFailure", "run_rank_threads", "raise_for_outcome",
-           "current_thread_rank"]
+__all__ = ["ThreadedRun", "ThreadRankFailure", "run_rank_threads", "thread_verdict", "raise_for_outcome"]
 
 __unittest = True
 
 WAKE_GRACE = 1.0  # seconds the rank threads woken from collectives have to end
 STOP_GRACE = 5.0  # seconds a rank thread interrupted in Python has to end
-
-_thread_rank = threading.local()
-
-
-def current_thread_rank() -> int | None:
-    """The rank of the calling rank thread, or None outside rank threads."""
-    return getattr(_thread_rank, "rank", None)
-
 
 class ThreadRankFailure(RankFailure, RuntimeError):
     """One or more rank threads failed an assertion (a RuntimeError too, as upstream raises)."""
@@ -103,7 +96,8 @@ def _outcome_of(rank: int, error: BaseException) -> RankOutcome:
 
 
 def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: float) -> None:
-    _thread_rank.rank = rank
+    enter_thread_rank(RankFacts(rank, ranks.world_size, devices.rank_device(rank),
+                                threaded_pg.THREADED_BACKEND, test_dir=""))
     try:
         dist.init_process_group(threaded_pg.THREADED_BACKEND, rank=rank,
                                 world_size=ranks.world_size, store=ranks.store,
@@ -117,6 +111,8 @@ def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: f
         ranks.record(rank, outcome.status, outcome.detail)
     else:
         ranks.record(rank, Status.PASSED)
+    finally:
+        leave_thread_rank()
 
 
 def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
@@ -124,13 +120,16 @@ def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
     stuck = ranks.alive()
     frames = thread_frames()
     for rank in stuck:
-        stack = format_user_stack(frames.get(ranks.threads[rank].ident))
+        ident = ranks.threads[rank].ident
+        stack = format_user_stack(frames.get(ident) if ident is not None else None)
         ranks.record(rank, Status.TIMED_OUT,
                      f"still running after {timeout:g} s; its stack:\n{stack}", fail_fast=False)
     ranks.exchange.abort(f"the test timed out after {timeout:g} s")
     ranks.join(time.monotonic() + WAKE_GRACE)
     for rank in ranks.alive():  # not in a collective: busy in Python, or blocked in C
-        raise_in_thread(ranks.threads[rank].ident, CollectiveAborted)
+        ident = ranks.threads[rank].ident
+        if ident is not None:  # a started thread has one
+            raise_in_thread(ident, CollectiveAborted)
     ranks.join(time.monotonic() + STOP_GRACE)
     return ranks.alive()
 
@@ -159,14 +158,20 @@ def run_rank_threads(body: Callable[[int], None], world_size: int, timeout: floa
     return ThreadedRun(ranks.outcomes(), left_running)
 
 
+def thread_verdict(run: ThreadedRun) -> Verdict:
+    """The verdict of the rank threads (see ``ranks.outcomes.combine``); rank threads that could
+    not be stopped make it an error that names them."""
+    verdict = combine(run.outcomes)
+    if not run.left_running:
+        return verdict
+    listed = ", ".join(map(str, run.left_running))
+    note = (f"rank {listed} could not be stopped (blocked outside Python); its thread is "
+            "left running as a daemon thread")
+    headline = "; ".join(filter(None, [verdict.headline, f"rank {listed} could not be stopped"]))
+    return Verdict(Status.ERROR, "\n".join(filter(None, [verdict.message, note])), headline)
+
+
 def raise_for_outcome(run: ThreadedRun) -> None:
     """Return if every rank passed; else raise SkipTest (all skipped), ThreadRankFailure (only
     assertion failures) or RankError, with each failing rank's traceback or stack."""
-    verdict = combine(run.outcomes)
-    if run.left_running:
-        listed = ", ".join(map(str, run.left_running))
-        note = (f"rank {listed} could not be stopped (blocked outside Python); its thread is "
-                "left running as a daemon thread")
-        headline = "; ".join(filter(None, [verdict.headline, f"rank {listed} could not be stopped"]))
-        raise RankError("\n".join(filter(None, [verdict.message, note])), headline)
-    raise_verdict(verdict, ThreadRankFailure)
+    raise_verdict(thread_verdict(run), ThreadRankFailure)

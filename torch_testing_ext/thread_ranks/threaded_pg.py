@@ -72,7 +72,7 @@ class ThreadedProcessGroup(dist.ProcessGroup):
 
     def __init__(self, rank: int, size: int, name: str, global_ranks: list[int],
                  exchange: Exchange) -> None:
-        super().__init__(rank, size)
+        super().__init__(rank, size)  # type: ignore[call-arg]  # the stubs list only the (store, rank, size) overload
         self._name = name
         self._exchange = exchange
         creator = global_ranks[rank] if global_ranks else rank
@@ -84,7 +84,7 @@ class ThreadedProcessGroup(dist.ProcessGroup):
         return THREADED_BACKEND
 
     @property
-    def group_name(self) -> str:
+    def group_name(self) -> str:  # type: ignore[override]  # a read-only property over the name
         return self._name
 
     @property
@@ -101,7 +101,7 @@ class ThreadedProcessGroup(dist.ProcessGroup):
 
     # -- collectives ---------------------------------------------------------------------------
 
-    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> ThreadedWork:
+    def allreduce(self, tensors: list[torch.Tensor], opts: Any = None) -> ThreadedWork:  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
         op = _options_op(opts)
         return self._meet(f"all_reduce({math.reduce_op_name(op)})", tensors,
                           lambda c: math.all_reduce(c, op), tensors)
@@ -111,17 +111,17 @@ class ThreadedProcessGroup(dist.ProcessGroup):
         return self._meet(f"all_reduce_coalesced({math.reduce_op_name(op)})", tensors,
                           lambda c: math.all_reduce(c, op), tensors)
 
-    def reduce(self, tensors: list[torch.Tensor], opts: Any) -> ThreadedWork:
+    def reduce(self, tensors: list[torch.Tensor], opts: Any) -> ThreadedWork:  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
         op, root = _options_op(opts), _options_root(opts)
         return self._meet(f"reduce({math.reduce_op_name(op)}, dst={root})", tensors,
                           lambda c: math.reduce(c, op, root), tensors)
 
-    def broadcast(self, tensors: list[torch.Tensor], opts: Any) -> ThreadedWork:
+    def broadcast(self, tensors: list[torch.Tensor], opts: Any) -> ThreadedWork:  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
         root = _options_root(opts)
         return self._meet(f"broadcast(src={root})", tensors, lambda c: math.broadcast(c, root),
                           tensors)
 
-    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
+    def allgather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
                   opts: Any = None) -> ThreadedWork:
         return self._meet("all_gather", (outputs, inputs), math.all_gather, outputs)
 
@@ -140,7 +140,7 @@ class ThreadedProcessGroup(dist.ProcessGroup):
 
         return self._meet("all_gather_into_tensor_coalesced", pairs, complete, outputs)
 
-    def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
+    def reduce_scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
                        opts: Any = None) -> ThreadedWork:
         op = _options_op(opts)
         return self._meet(f"reduce_scatter({math.reduce_op_name(op)})", (outputs, inputs),
@@ -177,13 +177,13 @@ class ThreadedProcessGroup(dist.ProcessGroup):
     def barrier(self, opts: Any = None) -> ThreadedWork:
         return self._meet("barrier", None, lambda c: None, [])
 
-    def scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],
+    def scatter(self, outputs: list[torch.Tensor], inputs: list[list[torch.Tensor]],  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
                 opts: Any) -> ThreadedWork:
         root = _options_root(opts)
         return self._meet(f"scatter(src={root})", (outputs, inputs),
                           lambda c: math.scatter(c, root), outputs)
 
-    def gather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],
+    def gather(self, outputs: list[list[torch.Tensor]], inputs: list[torch.Tensor],  # type: ignore[override]  # c10d calls a Python backend with (tensors, opts)
                opts: Any) -> ThreadedWork:
         root = _options_root(opts)
         return self._meet(f"gather(dst={root})", (outputs, inputs),

@@ -22,26 +22,21 @@ default dtype, one set of module globals.
 
 from __future__ import annotations
 
-import functools
-import types
 from typing import Any
 
 from .. import devices
-from .._torch_private import test_method_name
-from ..testcase.tensor_testcase import TestCase
-from ..ranks import settings
-from ..ranks.skip_checks import skip_or_check_settings
-from .rank_threads import current_thread_rank, raise_for_outcome, run_rank_threads
+from ..ranks.world import World
+from ..testcase.ranks_testcase import DEFAULT_TEST_TIMEOUT, DEFAULT_WORLD_SIZE, RanksTestCase
+from .thread_world import ThreadWorld
 
 __all__ = ["MultiThreadedTestCase", "DEFAULT_WORLD_SIZE", "DEFAULT_THREADED_TIMEOUT"]
 
 __unittest = True
 
-DEFAULT_WORLD_SIZE = 4
-DEFAULT_THREADED_TIMEOUT = 300.0  # seconds for one test on all its rank threads
+DEFAULT_THREADED_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds for one test on all its rank threads
 
 
-class MultiThreadedTestCase(TestCase):
+class MultiThreadedTestCase(RanksTestCase):
     """Run every test method on ``world_size`` rank threads; passes only if every rank passed.
 
     In a rank thread: ``rank``, ``world_size`` (default 4; a class attribute or a property),
@@ -56,35 +51,6 @@ class MultiThreadedTestCase(TestCase):
     """
 
     MAIN_THREAD_RANK = -1
-    world_size: int = DEFAULT_WORLD_SIZE
-    timeout: float = DEFAULT_THREADED_TIMEOUT
-
-    def __init__(self, methodName: str = "runTest") -> None:
-        super().__init__(methodName)
-        self._thread_rank = current_thread_rank()
-        if self._thread_rank is None and methodName != "runTest":
-
-            @functools.wraps(getattr(type(self), methodName))
-            def run_on_threads(test: MultiThreadedTestCase) -> None:
-                test._run_on_threads()
-
-            # A bound method, so that unittest's loader treats it like the method it replaces.
-            setattr(self, methodName, types.MethodType(run_on_threads, self))
-
-    # -- what a rank thread knows --------------------------------------------------------------
-
-    @property
-    def rank(self) -> int:
-        """This rank thread's rank; -1 in the test's own thread."""
-        return self.MAIN_THREAD_RANK if self._thread_rank is None else self._thread_rank
-
-    @property
-    def device(self) -> str:
-        """This rank's device: ``"cpu"``, or ``"<type>:<rank>"`` on an accelerator."""
-        if self._thread_rank is None:
-            raise AttributeError("only a rank thread has a device; the test's own thread starts "
-                                 "the rank threads")
-        return devices.rank_device(self._thread_rank)
 
     @property
     def device_type(self) -> str:
@@ -116,22 +82,5 @@ class MultiThreadedTestCase(TestCase):
 
     # -- the test's own thread -----------------------------------------------------------------
 
-    def _checked_settings(self) -> tuple[float, int]:
-        """The timeout and world size, or SettingError naming the bad one."""
-        name = type(self).__name__
-        return (settings.timeout_seconds(f"{name}.timeout", self.timeout),
-                settings.positive_integer(f"{name}.world_size", self.world_size))
-
-    def _run_on_threads(self) -> None:
-        timeout, world_size = skip_or_check_settings(self, self._checked_settings)
-        cls, method = type(self), test_method_name(self)
-
-        def body(rank: int) -> None:
-            test = cls(method)  # in a rank thread: the plain method, and this rank's instance
-            test.perThreadSetUp()
-            try:
-                getattr(test, method)()
-            finally:
-                test.perThreadTearDown()
-
-        raise_for_outcome(run_rank_threads(body, world_size, timeout, self.id()))
+    def _world(self) -> World:
+        return ThreadWorld()

@@ -1,0 +1,105 @@
+"""Self-tests of the one template every way of running ranks shares (``RanksTestCase``) and of
+its four worlds: the same test body sees the same rank facts on fresh, kept and thread ranks;
+the template decides skips and settings before the world runs, and raises the world's verdict."""
+
+import warnings
+
+from fixtures import world_cases
+from fixtures.runs import assert_outcomes, run_case
+
+from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.ranks.outcomes import RankFailure, Verdict
+from torch_testing_ext.ranks.rank_facts import RankFacts, current_rank_facts, enter_thread_rank, leave_thread_rank
+from torch_testing_ext.ranks.world import RunSettings
+from torch_testing_ext.reporting.status import Status
+from torch_testing_ext.thread_ranks.rank_threads import ThreadRankFailure
+
+WORLDS = {"fresh": world_cases.OnFreshRanks, "kept": world_cases.OnKeptRanks,
+          "threads": world_cases.OnThreadRanks}
+
+
+class TestOneBodyOnEveryWorld(TestCase):
+    @classmethod
+    def tearDownClass(cls):
+        world_cases.OnKeptRanks.tearDownClass()  # close the kept world the tests started
+        super().tearDownClass()
+
+    def test_every_world_gives_a_rank_the_same_facts(self):
+        for name, cls in WORLDS.items():
+            with self.subTest(world=name):
+                result = run_case(cls, "test_facts")
+                assert_outcomes(self, result, passed=1)
+        self.assertIsNone(current_rank_facts())  # the thread ranks' facts stayed in their threads
+
+    def test_every_world_names_the_failing_rank_the_same_way(self):
+        failures = {"fresh": RankFailure, "kept": RankFailure, "threads": ThreadRankFailure}
+        for name, cls in WORLDS.items():
+            with self.subTest(world=name):
+                result = run_case(cls, "test_rank_1_fails")
+                assert_outcomes(self, result, failed=1)
+                message = result.failures[0][1]
+                self.assertIn(f"{failures[name].__name__}: 1 of 2 ranks did not pass (rank 1)", message)
+                self.assertRegex(message, r"\[rank 1\] AssertionError: .*rank 1 disagrees")
+
+
+    def test_a_fresh_test_leaves_another_classs_kept_ranks_alone(self):
+        # Everything below the fork server that is not the test's own rank is a leftover of the
+        # test, except the ranks of a world still kept (found when this killed the kept ranks).
+        assert_outcomes(self, run_case(world_cases.OnKeptRanks, "test_facts"), passed=1)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            assert_outcomes(self, run_case(world_cases.OnFreshRanks, "test_facts"), passed=1)
+        self.assertEqual([str(w.message) for w in caught if issubclass(w.category, LeftoverProcessWarning)], [])
+        assert_outcomes(self, run_case(world_cases.OnKeptRanks, "test_facts"), passed=1)
+
+
+class TestTemplateOnAFakeWorld(TestCase):
+    def run_on(self, verdict, cls=world_cases.OnAFakeWorld, name="test_any"):
+        world = cls.world = world_cases.FakeWorld(verdict)
+        return run_case(cls, name), world
+
+    def test_the_world_gets_the_checked_settings_once(self):
+        result, world = self.run_on(Verdict(Status.PASSED))
+        assert_outcomes(self, result, passed=1)
+        self.assertEqual(world.runs, [(world_cases.OnAFakeWorld("test_any").id(),
+                                       RunSettings(timeout=7.0, world_size=3, leftover_policy="warn"))])
+
+    def test_a_failed_verdict_raises_the_worlds_failure_with_its_headline(self):
+        result, _ = self.run_on(Verdict(Status.FAILED, "1 of 3 ranks did not pass (rank 2)\n...",
+                                        "rank 2 failed: AssertionError: no"))
+        assert_outcomes(self, result, failed=1)
+        self.assertIn("RankFailure: 1 of 3 ranks did not pass (rank 2)", result.failures[0][1])
+
+    def test_an_error_verdict_is_an_error_and_a_skipped_one_a_skip(self):
+        result, _ = self.run_on(Verdict(Status.ERROR, "rank 0 died"))
+        assert_outcomes(self, result, errors=1)
+        self.assertIn("RankError: rank 0 died", result.errors[0][1])
+        result, _ = self.run_on(Verdict(Status.SKIPPED, "every rank skipped"))
+        self.assertEqual([reason for _, reason in result.skipped], ["every rank skipped"])
+
+    def test_a_decorator_skip_and_a_bad_setting_never_reach_the_world(self):
+        result, world = self.run_on(Verdict(Status.PASSED), name="test_skipped_by_decorator")
+        self.assertEqual([reason for _, reason in result.skipped], ["skipped by its decorator"])
+        result, bad_world = self.run_on(Verdict(Status.PASSED), world_cases.BadWorldSizeOnAFakeWorld)
+        assert_outcomes(self, result, errors=1)
+        self.assertIn("SettingError: BadWorldSizeOnAFakeWorld.world_size=0: expected a positive integer",
+                      result.errors[0][1])
+        self.assertEqual((world.runs, bad_world.runs), ([], []))
+
+    def test_only_the_test_process_replaces_the_method(self):
+        test = world_cases.OnAFakeWorld("test_any")
+        self.assertEqual(test.rank, -1)
+        self.assertIsNot(test.test_any.__func__, world_cases.OnAFakeWorld.test_any)
+        enter_thread_rank(RankFacts(1, 3, "cpu", "gloo", test_dir=""))
+        try:  # as a rank (here a rank thread) makes its instance: the class's own method
+            in_rank = world_cases.OnAFakeWorld("test_any")
+            self.assertEqual((in_rank.rank, in_rank.device), (1, "cpu"))
+            self.assertIs(in_rank.test_any.__func__, world_cases.OnAFakeWorld.test_any)
+        finally:
+            leave_thread_rank()
+        self.assertIsNone(current_rank_facts())
+
+
+if __name__ == "__main__":
+    run_tests()
