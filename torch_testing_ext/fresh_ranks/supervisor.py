@@ -21,7 +21,7 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
@@ -36,7 +36,7 @@ from .rank_process import run_rank
 from ..ranks.rank_facts import RankFacts, RankTask
 from ..ranks.skip_codes import skip_reason_for_exit_code
 
-__all__ = ["RanksEnded", "RankWatch", "run_ranks", "wait_for_outcomes", "kill_process_group",
+__all__ = ["RanksEnded", "RankWatch", "Watch", "run_ranks", "wait_for_outcomes", "kill_process_group",
            "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
 
 __unittest = True
@@ -269,26 +269,38 @@ class _Ranks(RankWatch):
         return RanksEnded(self.sorted_outcomes(), leftovers)
 
 
-def wait_for_outcomes(ranks: RankWatch, timeout: float) -> None:
+class Watch(Protocol):
+    """What :func:`wait_for_outcomes` needs of the ranks it waits for (a :class:`RankWatch`)."""
+
+    outcomes: dict[int, RankOutcome]
+
+    def running(self) -> list[int]: ...
+
+    def collect(self, timeout: float) -> None: ...
+
+    def stop(self, ranks: list[int], status: Status, detail: str, dump_stacks: bool) -> None: ...
+
+
+def wait_for_outcomes(ranks: Watch, timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
     """Wait until every rank of ``ranks`` has an outcome: its report, its death, or (a rank
     still running ``FAIL_FAST_GRACE`` s after another's problem, or at ``timeout``) stopped."""
-    deadline = time.monotonic() + timeout
+    deadline = clock() + timeout
     failed_at: float | None = None
     while ranks.running():
-        now = time.monotonic()
+        now = clock()
         limit = deadline if failed_at is None else min(deadline, failed_at + FAIL_FAST_GRACE)
         ranks.collect(limit - now)
         problems = [o for o in ranks.outcomes.values() if o.status.is_problem]
         if problems and failed_at is None:
-            failed_at = time.monotonic()
+            failed_at = clock()
         still = ranks.running()
         if not still:
             break
-        if time.monotonic() >= deadline:
+        if clock() >= deadline:
             ranks.stop(still, Status.TIMED_OUT,
                        f"timed out after {timeout:g} s; ranks still running: {', '.join(map(str, still))}",
                        dump_stacks=True)
-        elif failed_at is not None and time.monotonic() >= failed_at + FAIL_FAST_GRACE:
+        elif failed_at is not None and clock() >= failed_at + FAIL_FAST_GRACE:
             first = min(problems, key=lambda o: o.rank).rank
             ranks.stop(still, Status.STOPPED, f"stopped after rank {first} failed", dump_stacks=False)
 
