@@ -1,9 +1,8 @@
 """Self-tests of the kept-rank DTensor and FSDP bases, written as their users write tests.
 
-Each class's tests run on one world: its first test notes each rank's pid in a directory
-the test process made, and its last test checks that it runs in the same processes (it skips,
-visibly, when the first did not run); the DTensor class also checks that what an earlier
-test's meshes made is gone.
+Each class's tests run on one world (TestOneWorldPerClass runs two tests of each base and
+compares the ranks' pids); the DTensor class also checks that what a test's meshes made is
+gone after it.
 """
 
 import os
@@ -16,44 +15,40 @@ from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distrib
 
 from torch_testing_ext._torch_private import live_process_groups
 from torch_testing_ext.common_fsdp import FSDPTestContinuous
-from torch_testing_ext.common_utils import run_tests
+from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.distributed._tensor.common_dtensor import DTensorContinuousTestBase
 
+from fixtures import kept_bases
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks
+from fixtures.runs import assert_outcomes, run_case
 
-NOTES_ENV = "TTE_KEPT_RANK_NOTES"
+class TestOneWorldPerClass(TestCase):
+    """Each base runs a class's tests on the same rank processes: two tests, one world."""
 
+    def test_each_base_runs_the_tests_of_a_class_in_the_same_processes(self):
+        for cls in (kept_bases.DTensorPids, kept_bases.FSDPPids):
+            with self.subTest(base=cls.__mro__[1].__name__), tempfile.TemporaryDirectory() as notes:
+                os.environ[kept_bases.NOTES_ENV] = notes  # before the world starts: its ranks see it
+                try:
+                    first = self.pids_of(cls, "test_note_pid", notes)
+                    second = self.pids_of(cls, "test_note_pid_again", notes)
+                finally:
+                    cls.tearDownClass()  # closes the class's world
+                    os.environ.pop(kept_bases.NOTES_ENV)
+                self.assertEqual(sorted(first), list(range(cls.world_size)))
+                self.assertEqual(first, second)
 
-class KeptRanksChecks:
-    """test_0 notes each rank's pid; test_z, the class's last test, runs in the same ones."""
-
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.notes = tempfile.TemporaryDirectory(prefix="tte-kept-ranks-")
-        os.environ[NOTES_ENV] = cls.notes.name  # set before the world starts: its ranks see it
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()  # the world closes first
-        os.environ.pop(NOTES_ENV, None)
-        cls.notes.cleanup()
-
-    def _note(self):
-        return os.path.join(os.environ[NOTES_ENV], f"rank{self.rank}")
-
-    def test_0_notes_its_ranks(self):
-        with open(self._note(), "w") as note:
-            note.write(str(os.getpid()))
-
-    def test_z_runs_on_the_ranks_of_the_first_test(self):
-        if not os.path.exists(self._note()):
-            self.skipTest("test_0_notes_its_ranks did not run in this run")
-        with open(self._note()) as note:
-            self.assertEqual(os.getpid(), int(note.read()))
+    def pids_of(self, cls, name, notes):
+        assert_outcomes(self, run_case(cls, name), passed=1)
+        pids = {}
+        for note in os.listdir(notes):
+            with open(os.path.join(notes, note)) as f:
+                pids[int(note)] = int(f.read())
+            os.remove(os.path.join(notes, note))
+        return pids
 
 
-class TestDTensorContinuous(KeptRanksChecks, DTensorContinuousTestBase):
+class TestDTensorContinuous(DTensorContinuousTestBase):
     world_size = 4
 
     def test_1_shard_replicate_partial(self):
@@ -79,7 +74,7 @@ class TestDTensorContinuous(KeptRanksChecks, DTensorContinuousTestBase):
         self.assertIs(dist.group.WORLD, type(self).pg)
 
 
-class TestFSDPContinuous(KeptRanksChecks, RunSubtestsChecks, TrainParityChecks, FSDPTestContinuous):
+class TestFSDPContinuous(RunSubtestsChecks, TrainParityChecks, FSDPTestContinuous):
     def test_the_class_group_is_the_process_group(self):
         self.assertIs(self.process_group, dist.group.WORLD)
         self.assertEqual(self.process_group.size(), self.world_size)
