@@ -40,6 +40,9 @@ __all__ = [
     "live_process_groups",
     "clear_accelerator_workspaces",
     "test_method_name",
+    "main_script_path",
+    "import_main_script",
+    "warm_inductor_process_caches",
     "privateuse1_backend_name",
     "ddp_logging_data",
     "tree_flatten",
@@ -158,6 +161,36 @@ def call_after_multiprocessing_exit(callback: Callable[[], None]) -> None:
 def test_method_name(test: unittest.TestCase) -> str:
     """The name of the test method a TestCase instance runs (unittest keeps it private)."""
     return test._testMethodName
+
+
+@_private("multiprocessing.spawn.get_preparation_data()['init_main_from_path']")
+def main_script_path() -> str | None:
+    """The path of the script this process runs as ``__main__`` (``python FILE``), as
+    multiprocessing tells its children to import it; None when ``__main__`` is not a file
+    (``python -m``, ``-c``, an interactive session)."""
+    import multiprocessing.spawn
+
+    return multiprocessing.spawn.get_preparation_data("main").get("init_main_from_path")
+
+
+@_private("multiprocessing.spawn.import_main_path() under current_process()._inheriting")
+def import_main_script(path: str) -> None:
+    """Import the script at ``path`` as multiprocessing does in a child: as ``__mp_main__``,
+    also made ``sys.modules["__main__"]``, without running its ``if __name__ == "__main__"``
+    block. A child forked from this process then finds its parent's main script imported.
+
+    CPython 3.11's fork server means to do this for a ``"__main__"`` preload, but asks for
+    the path under a key that ``get_preparation_data`` does not use, so it never does.
+    """
+    import multiprocessing.process
+    import multiprocessing.spawn
+
+    current = multiprocessing.process.current_process()
+    current._inheriting = True  # type: ignore[attr-defined]  # what spawn's children set to import main
+    try:
+        multiprocessing.spawn.import_main_path(path)
+    finally:
+        del current._inheriting  # type: ignore[attr-defined]  # set just above
 
 
 # -- torch ----------------------------------------------------------------------------------
@@ -517,3 +550,17 @@ def answer_source_rank(work_class: type) -> type:
     sender by calling the work's ``_source_rank()``; make it call the class's ``source_rank()``."""
     work_class._source_rank = lambda work: work.source_rank()
     return work_class
+
+
+@_private("torch._inductor.compile_fx, torch._inductor.codecache.torch_key(), "
+          "torch._inductor.cpu_vec_isa.pick_vec_isa()")
+def warm_inductor_process_caches() -> None:
+    """Do once what the first ``torch.compile`` with inductor in a fresh process does: import
+    the compiler, hash torch's sources for the cache key and probe the CPU's vector
+    instructions (a compile and a run of a small program). Both results are cached for the
+    process, and so for every process forked from it."""
+    import torch._inductor.compile_fx  # noqa: F401  # the import is the work
+    from torch._inductor import codecache, cpu_vec_isa
+
+    codecache.torch_key()
+    cpu_vec_isa.pick_vec_isa()

@@ -1,15 +1,25 @@
-"""Self-tests of the fork server's preload: a rank starts with the heavy lazy imports done.
+"""Self-tests of the fork server's preload: a rank starts with the heavy imports done.
 
 DDP, ``replicate`` and FSDP import ``torch._dynamo`` when they are built, and
 ``assert_close`` (behind ``TestCase.assertEqual``) imports ``torch.distributed.tensor``. Each
 costs seconds; a rank must find them already imported by the server it was forked from. This
-module imports neither itself, so only the server's preload can have imported them.
+module imports neither itself, so only the server's preload can have imported them. The
+server also imports the test file itself (whether it runs as ``python FILE``, under pytest or
+the driver), and for classes that ask, inductor's compiler.
 """
 
+import os
 import sys
+import unittest
+from unittest import mock
+
+import torch
 
 from torch_testing_ext.common_distributed import MultiProcessTestCase
-from torch_testing_ext.common_utils import run_tests
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.fresh_ranks.rank_process import share_cpus
+
+IMPORTED_BY = os.getpid()  # the process that ran this module's body
 
 
 class TestForkServerPreload(MultiProcessTestCase):
@@ -18,6 +28,43 @@ class TestForkServerPreload(MultiProcessTestCase):
     def test_rank_starts_with_lazy_torch_modules_imported(self):
         for name in ("torch._dynamo", "torch.distributed.tensor"):
             self.assertTrue(name in sys.modules, f"rank {self.rank} would import {name} itself")
+
+    def test_rank_finds_its_test_file_imported_by_the_server(self):
+        # The rank's parent is the fork server; had it not imported this file, the rank would
+        # have run the module's body itself (a second or more for a large test file).
+        self.assertEqual(IMPORTED_BY, os.getppid(), f"rank {self.rank} imported its test file itself")
+
+    @unittest.skipIf("OMP_NUM_THREADS" in os.environ, "OMP_NUM_THREADS is set: ranks keep torch's own choice")
+    def test_rank_takes_its_share_of_the_cpus(self):
+        self.assertEqual(torch.get_num_threads(), max(1, len(os.sched_getaffinity(0)) // self.world_size))
+
+
+class TestInductorLoadedInServer(MultiProcessTestCase):
+    world_size = 2
+    warm_inductor_in_server = True
+
+    def test_rank_starts_with_inductor_loaded(self):
+        self.assertIn("torch._inductor.compile_fx", sys.modules)
+        self.assertNotEqual(IMPORTED_BY, os.getpid(), "the rank imported its test file itself")
+
+
+class TestShareCpus(TestCase):
+    def setUp(self):
+        self.addCleanup(torch.set_num_threads, torch.get_num_threads())
+
+    def test_a_rank_gets_the_cpus_divided_by_the_world_size(self):
+        with mock.patch.dict(os.environ), mock.patch.object(os, "sched_getaffinity", return_value=set(range(8))):
+            os.environ.pop("OMP_NUM_THREADS", None)
+            share_cpus(4)
+            self.assertEqual(torch.get_num_threads(), 2)
+            share_cpus(16)  # never fewer than one
+            self.assertEqual(torch.get_num_threads(), 1)
+
+    def test_omp_num_threads_wins(self):
+        torch.set_num_threads(3)
+        with mock.patch.dict(os.environ, {"OMP_NUM_THREADS": "3"}):
+            share_cpus(64)
+        self.assertEqual(torch.get_num_threads(), 3)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 from unittest import mock
 
 import torch
@@ -126,6 +127,52 @@ class TestPrivateAccessContracts(TestCase):
                 config.pop("tempdir", None)
                 if saved is not None:
                     config["tempdir"] = saved
+
+    def test_main_script_path(self):
+        with contract("main_script_path"):
+            # A child interpreter running a script: the script's absolute path.
+            with tempfile.TemporaryDirectory() as scratch:
+                script = pathlib.Path(scratch, "probe.py")
+                script.write_text("from torch_testing_ext import _torch_private as p\n"
+                                  "print(p.main_script_path())\n")
+                completed = subprocess.run([sys.executable, script.name], cwd=scratch,
+                                           capture_output=True, text=True, timeout=60)
+                self.assertEqual(completed.stdout.strip(), str(script), completed.stderr)
+            # No script: ``-c`` has none to import.
+            completed = in_child_interpreter("from torch_testing_ext import _torch_private as p\n"
+                                             "print(p.main_script_path())\n", timeout=60)
+            self.assertEqual(completed.stdout.strip(), "None", completed.stderr)
+
+    def test_import_main_script(self):
+        with contract("import_main_script"):
+            # In a child interpreter (it replaces ``__main__``): the script's body runs as
+            # ``__mp_main__``, its main block does not, and ``__main__`` is that module.
+            with tempfile.TemporaryDirectory() as scratch:
+                script = pathlib.Path(scratch, "script.py")
+                script.write_text("VALUE = 41 + 1\n"
+                                  "if __name__ == '__main__':\n"
+                                  "    raise SystemExit('the main block ran')\n")
+                code = ("import sys\n"
+                        "from torch_testing_ext import _torch_private as p\n"
+                        f"p.import_main_script({str(script)!r})\n"
+                        "main = sys.modules['__main__']\n"
+                        "print(main.__name__, main.VALUE, main is sys.modules['__mp_main__'], main.__file__)\n")
+                completed = in_child_interpreter(code, timeout=60)
+                self.assertEqual(completed.stdout.split(), ["__mp_main__", "42", "True", str(script)],
+                                 completed.stderr)
+
+    def test_warm_inductor_process_caches(self):
+        with contract("warm_inductor_process_caches"):
+            from torch._inductor import codecache, cpu_vec_isa
+
+            with mock.patch.object(codecache, "torch_key", wraps=codecache.torch_key) as torch_key, \
+                    mock.patch.object(cpu_vec_isa, "pick_vec_isa", wraps=cpu_vec_isa.pick_vec_isa) as pick:
+                private.warm_inductor_process_caches()
+            self.assertIn("torch._inductor.compile_fx", sys.modules)
+            self.assertEqual((torch_key.call_count, pick.call_count), (1, 1))
+            # Both are cached for the process: what a forked child inherits.
+            self.assertEqual(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, 1)
+            self.assertIs(codecache.torch_key(), codecache.torch_key())
 
     def test_test_method_name(self):
         with contract("test_method_name"):

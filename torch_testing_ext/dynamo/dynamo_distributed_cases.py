@@ -6,9 +6,9 @@ from typing import ClassVar
 
 from .. import devices
 from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from ..ranks.rank_facts import rank_device_index
 from ..process_groups.rendezvous import init_single_process_group
 from ..process_groups.teardown import destroy_process_groups
+from ..ranks.rank_facts import rank_device_index
 from .dynamo_case import DynamoResetInRanks, DynamoTestCase
 
 __all__ = ["DynamoDistributedSingleProcTestCase", "DynamoDistributedMultiProcTestCase",
@@ -64,7 +64,10 @@ class DynamoDistributedMultiProcTestCase(DynamoResetInRanks, MultiProcessTestCas
     Each rank starts and ends its test with a fresh Dynamo (reset, counters cleared). Test
     bodies usually run inside ``dynamo_dist_per_rank_init(self.rank, self.world_size)``.
     Besides ``device`` a rank has ``device_ids`` (``[rank]`` on an accelerator, None on CPU).
+    Inductor's compiler is loaded once in the process the ranks are forked from.
     """
+
+    warm_inductor_in_server = True
 
     @property
     def world_size(self) -> int:  # type: ignore[override]

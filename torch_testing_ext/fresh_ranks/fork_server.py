@@ -3,9 +3,10 @@
 Starting a rank must not cost an interpreter start plus ``import torch``. multiprocessing's
 ``forkserver`` start method runs one server process that imports a list of modules once;
 each rank is then a ``fork()`` of it: fresh state for every test, at a fraction of a second.
-The list here is torch, this package's rank code and the module that defines the test class;
-when a later test class lives in another module (several files under pytest), the server is
-restarted with that module preloaded.
+The list here is torch, this package's rank code and the module that defines the test class
+(the script itself under ``python test_x.py``, see ``server_preload``), and for classes that
+ask for it inductor's compiler; when a later test class lives in another module (several
+files under pytest) or asks for other preloads, the server is restarted with those.
 
 The server must not initialise an accelerator (a forked child could not use it), so it gets
 the device facts through the environment (``devices.export_facts``) and
@@ -25,6 +26,7 @@ them all and leaves at once, without the seconds of interpreter teardown that to
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
@@ -42,6 +44,7 @@ from .._torch_private import (
     PRELOADED_PRIVATE_MODULES,
     call_after_multiprocessing_exit,
     forkserver_pid,
+    main_script_path,
     run_multiprocessing_finalizers,
     set_multiprocessing_tempdir,
     stop_forkserver,
@@ -50,7 +53,7 @@ from .._torch_private import (
 from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, is_exiting, signal_all
 
-__all__ = ["forkserver_context", "run_directory", "server_pid", "adopt_environment"]
+__all__ = ["forkserver_context", "run_directory", "server_pid", "adopt_environment", "serving"]
 
 SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
@@ -65,6 +68,10 @@ _SHORT_TEMP_DIR = "/tmp"
 # This module first: it arms the server's exit before the seconds of importing torch.
 _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
                  "torch_testing_ext.fresh_ranks.rank_process")
+# Last: imports the main script and warms caches as the environment below asks.
+_LAST_PRELOAD = "torch_testing_ext.fresh_ranks.server_preload"
+MAIN_SCRIPT_ENV = "TORCH_TESTING_EXT_MAIN_SCRIPT"
+WARM_INDUCTOR_ENV = "TORCH_TESTING_EXT_WARM_INDUCTOR"
 
 # What _start_server sets in the server's environment (with the device facts).
 _SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV)
@@ -72,7 +79,7 @@ _SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, 
 _lock = threading.RLock()
 _run_dir: str | None = None
 _socket_dir: str | None = None
-_preloaded: tuple[str, ...] | None = None
+_preloaded: _Preload | None = None
 
 
 def _remove_dir(path: str) -> None:
@@ -118,9 +125,23 @@ def _socket_directory(run_dir: str) -> str:
     return _socket_dir
 
 
-def _start_server(preload: tuple[str, ...]) -> None:
+@dataclasses.dataclass(frozen=True)
+class _Preload:
+    """What a server preloads: modules, the main script's path, inductor's caches or not."""
+
+    modules: tuple[str, ...]
+    main_script: str | None
+    warm_inductor: bool
+
+    def serves(self, wanted: _Preload) -> bool:
+        """A server with this preload serves ``wanted`` too (a warm one serves a cold wish)."""
+        return (self.modules, self.main_script) == (wanted.modules, wanted.main_script) and \
+            self.warm_inductor >= wanted.warm_inductor
+
+
+def _start_server(preload: _Preload) -> None:
     stop_forkserver()
-    multiprocessing.set_forkserver_preload(list(preload))
+    multiprocessing.set_forkserver_preload(list(preload.modules))
     run_dir = run_directory()
     # The server takes its environment and temp dir from us at start; set them for it alone.
     saved = dict(os.environ)
@@ -130,6 +151,8 @@ def _start_server(preload: tuple[str, ...]) -> None:
         os.environ[_RUN_DIR_ENV] = run_dir
         os.environ[_SOCKET_DIR_ENV] = _socket_directory(run_dir)
         os.environ[_OWNER_PID_ENV] = str(os.getpid())
+        os.environ[MAIN_SCRIPT_ENV] = preload.main_script or ""
+        os.environ[WARM_INDUCTOR_ENV] = "1" if preload.warm_inductor else ""
         set_multiprocessing_tempdir(os.environ[_SOCKET_DIR_ENV])
         multiprocessing.forkserver.ensure_running()
     finally:
@@ -147,12 +170,18 @@ def adopt_environment(environ: dict[str, str]) -> None:
     os.environ.update(kept)
 
 
-def forkserver_context(test_module: str) -> multiprocessing.context.ForkServerContext:
-    """A forkserver context whose server has preloaded torch and ``test_module``."""
+def forkserver_context(test_module: str,
+                       warm_inductor: bool = False) -> multiprocessing.context.ForkServerContext:
+    """A forkserver context whose server has preloaded torch and ``test_module`` (for
+    ``"__main__"``, the script this process runs), and inductor's compiler if
+    ``warm_inductor``."""
     global _preloaded
-    wanted = (*_BASE_PRELOAD, "__main__" if test_module == "__main__" else test_module)
+    if test_module == "__main__":
+        wanted = _Preload((*_BASE_PRELOAD, _LAST_PRELOAD), main_script_path(), warm_inductor)
+    else:
+        wanted = _Preload((*_BASE_PRELOAD, test_module, _LAST_PRELOAD), None, warm_inductor)
     with _lock:
-        if wanted != _preloaded:
+        if _preloaded is None or not _preloaded.serves(wanted):
             _start_server(wanted)
             _preloaded = wanted
     return multiprocessing.get_context("forkserver")
@@ -192,8 +221,8 @@ def _leave_at_once() -> None:
         os._exit(0)
 
 
-def _serving() -> bool:
-    """True when this process is the fork server, importing this module as a preload."""
+def serving() -> bool:
+    """True when this process is the fork server, importing its preloads."""
     owner = os.environ.get(_OWNER_PID_ENV)
     return owner == str(os.getppid()) and sys.argv[:1] == ["-c"]
 
@@ -213,5 +242,5 @@ def _arm_server() -> None:
         _leave_at_once()
 
 
-if _serving():
+if serving():
     _arm_server()

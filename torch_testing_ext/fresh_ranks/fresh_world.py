@@ -37,7 +37,7 @@ class FreshWorld:
         task = RankTask(cls.__module__, cls.__qualname__, test_method_name(test), current_seed(),
                         dict(os.environ))
         ended = supervisor.run_ranks(task, world_facts(settings.world_size, self.test_dir), settings.timeout,
-                                     fork_server.forkserver_context(cls.__module__))
+                                     fork_server.forkserver_context(cls.__module__, settings.warm_inductor))
         return verdict_with_leftovers(ended, settings.leftover_policy, test.id())
 
     def close(self) -> str:

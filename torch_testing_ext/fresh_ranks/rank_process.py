@@ -19,16 +19,18 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
+import torch
+
 from .._torch_private import run_multiprocessing_finalizers
-from ..testcase.tensor_testcase import seed_everything
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
-from ..reporting.status import Status
-from .fork_server import adopt_environment
 from ..ranks.outcomes import RankOutcome, outcome_of
 from ..ranks.rank_facts import RankFacts, RankHooks, RankTask, enter_rank
+from ..reporting.status import Status
+from ..testcase.tensor_testcase import seed_everything
+from .fork_server import adopt_environment
 
 __all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
-           "resolve_class", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+           "resolve_class", "share_cpus", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -108,15 +110,27 @@ def run_test_method(task: RankTask, rank: int) -> RankOutcome:
     return RankOutcome(rank, Status.PASSED)
 
 
+def share_cpus(world_size: int) -> None:
+    """Give this rank its share of the CPUs for torch's intra-op threads: ``world_size``
+    ranks that each used all of them would only fight over them (torchrun sets
+    ``OMP_NUM_THREADS=1`` for several ranks per machine). ``OMP_NUM_THREADS`` in the test
+    process's environment wins."""
+    if "OMP_NUM_THREADS" in os.environ:
+        return
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    torch.set_num_threads(max(1, cpus // world_size))
+
+
 def become_rank(facts: RankFacts, environ: dict[str, str], lifeline: Connection) -> Any:
     """What every rank process does first: lead its own process group, die with the test
-    process (``lifeline``), write its output to its log, take the test process's environment
-    and enter ``facts``. Returns the open log."""
+    process (``lifeline``), write its output to its log, take the test process's environment,
+    take its share of the CPUs and enter ``facts``. Returns the open log."""
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # the fork server's handler is not ours
     watch_lifeline(lifeline)
     log = redirect_output(facts.log_path)
     adopt_environment(environ)
+    share_cpus(facts.world_size)
     enter_rank(facts)
     return log
 

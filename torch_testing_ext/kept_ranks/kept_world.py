@@ -110,7 +110,7 @@ class ClassWorlds:
         task = RankTask(self._module, self._qualname, test_method_name(test), current_seed())
         # Processes a test leaves are found when its world closes; "fail" needs them per test.
         ended = self.run_task(task, settings.world_size, settings.timeout,
-                              fork_server.forkserver_context(self._module),
+                              fork_server.forkserver_context(self._module, settings.warm_inductor),
                               look_for_leftovers=settings.leftover_policy == "fail")
         return verdict_with_leftovers(ended, settings.leftover_policy, test.id())
 

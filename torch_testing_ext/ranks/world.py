@@ -33,12 +33,14 @@ __all__ = ["RunSettings", "World"]
 
 @dataclasses.dataclass(frozen=True)
 class RunSettings:
-    """One test's checked settings: seconds for all its ranks, their number, and what to do
-    with processes they leave running (``"warn"`` or ``"fail"``)."""
+    """One test's checked settings: seconds for all its ranks, their number, what to do
+    with processes they leave running (``"warn"`` or ``"fail"``), and whether the process
+    ranks are forked from should load inductor's compiler first (classes that compile)."""
 
     timeout: float
     world_size: int
     leftover_policy: str = "warn"
+    warm_inductor: bool = False
 
 
 class World(Protocol):

@@ -48,6 +48,9 @@ class RanksTestCase(TestCase):
 
     world_size: int = DEFAULT_WORLD_SIZE
     timeout: float = DEFAULT_TEST_TIMEOUT
+    #: Load inductor's compiler (and its per-process caches) once in the process that rank
+    #: processes are forked from, instead of in every rank: for classes whose tests compile.
+    warm_inductor_in_server: bool = False
 
     def __init__(self, methodName: str = "runTest") -> None:
         super().__init__(methodName)
@@ -89,7 +92,7 @@ class RanksTestCase(TestCase):
         name = type(self).__name__
         return RunSettings(settings.timeout_seconds(f"{name}.timeout", self._timeout_value()),
                            settings.positive_integer(f"{name}.world_size", self._world_size()),
-                           settings.LEFTOVER_PROCESSES.get())
+                           settings.LEFTOVER_PROCESSES.get(), bool(self.warm_inductor_in_server))
 
     def _world(self) -> World:
         """The world this test runs on (a subclass's choice)."""
