@@ -7,11 +7,12 @@ rank has finished: no barrier that could wait on a failed peer). Test bodies see
 upstream (``self.rank``, ``self.world_size``, a live default group, ``build_device_mesh()``);
 ``with_comms`` leaves their methods as they are::
 
-    class TestAdd(DTensorOpTestBase):
-        def test_add(self):
+    class TestGather(DTensorOpTestBase):
+        def test_shard_to_replicate(self):
             mesh = self.build_device_mesh()
-            x = distribute_tensor(torch.ones(4, 4), mesh, [Shard(0)])
-            self.assertEqual((x + x).full_tensor(), torch.full((4, 4), 2.0))
+            rows = distribute_tensor(torch.arange(8.0).view(4, 2), mesh, [Shard(0)])
+            whole = rows.redistribute(mesh, [Replicate()]).to_local()
+            self.assertEqual(whole, torch.arange(8.0).view(4, 2))
 """
 
 from __future__ import annotations
