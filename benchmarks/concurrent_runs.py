@@ -55,10 +55,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Run from a checkout without installing the package; the self-tests' marked runs serve here too.
-sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
+# Run from a checkout without installing the package.
+sys.path.insert(0, str(ROOT))
 
-from fixtures.marked_run import EXIT_BOUND, MarkedRun, watch_all  # noqa: E402
+from torch_testing_ext.process_tree.marked_run import EXIT_BOUND, MarkedRun, watch_all  # noqa: E402
 
 # Not the self-tests' marker: the driver scenario runs the self-tests that start marked runs,
 # and what those start must still carry this marker.

@@ -38,8 +38,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Run from a checkout without installing the package; the self-tests' marked runs serve here too.
-sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
+# Run from a checkout without installing the package.
+sys.path.insert(0, str(ROOT))
 
 from marginal_cost import NOTE_STARTS, run_marked, test_gaps  # noqa: E402
 

@@ -22,18 +22,18 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Run from a checkout without installing the package; the self-tests' marked runs serve here too.
-sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
+# Run from a checkout without installing the package.
+sys.path.insert(0, str(ROOT))
 
-from fixtures.marked_run import MarkedRun  # noqa: E402
 from marginal_cost import NOTE_STARTS, test_gaps  # noqa: E402
+
+from torch_testing_ext.process_tree.marked_run import MarkedRun  # noqa: E402
 
 TEMPLATE = '''
 import torch

@@ -19,7 +19,7 @@ The cost of a test is ``marginal_cost``'s: the median time from one test's start
 noted in the test's own process (rank 0's under torchrun), leaving out the first test, whose
 time (the class's or ranks' start-up) is shown apart. Repeats are interleaved: each repeat runs
 every file once, in an order rotated by one, so all figures share the machine's load. Each file
-runs as a marked run (``fixtures.marked_run``: its own TMPDIR, and every process it starts is
+runs as a marked run (``process_tree.marked_run``: its own TMPDIR, and every process it starts is
 killed when it ends, on Ctrl-C too); a file that does not pass all its tests stops the run with
 its output, and so does one of ours that leaves a process behind. Progress goes to stderr; the
 report (a header line, a markdown table, the command) to stdout.
@@ -46,8 +46,8 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# Run from a checkout without installing the package; the self-tests' marked runs serve here too.
-sys.path[:0] = [str(ROOT), str(ROOT / "test" / "harness")]
+# Run from a checkout without installing the package.
+sys.path.insert(0, str(ROOT))
 
 from marginal_cost import NOTE_STARTS, run_marked, test_gaps  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 ``fixtures/rendezvous_cases.py`` rendezvouses every way the harness offers (the test's store
 file, ``rendezvous_init_method``, ``dynamo_dist_per_rank_init``) and writes temporary files.
-Several runs of it go at once, each a ``fixtures/marked_run.py`` run with its own marker and
+Several runs of it go at once, each a ``process_tree.marked_run`` run with its own marker and
 TMPDIR, and so does ``pytest -n 2`` on it (pytest-xdist: each worker is a test process with
 its own fork server, and leaves through execnet). Every run must pass, no output may mention a
 port or rendezvous collision, and 1 s after each run's exit none of its processes may be left,
@@ -22,8 +22,7 @@ import tempfile
 import unittest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-
-from fixtures.marked_run import MarkedRun, watch_all
+from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "rendezvous_cases.py")
 LONG_TMPDIR = 100  # characters: "<TMPDIR>/torch_testing_ext-XXXXXXXX/mp-XXXXXXXX/listener-XXXXXXXX" > 107

@@ -12,8 +12,7 @@ import tempfile
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.process_tree.linux_prctl import become_subreaper
-
-from fixtures.marked_run import MarkedRun
+from torch_testing_ext.process_tree.marked_run import MarkedRun
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "continuous_cases.py")
 VERDICT = re.compile(r"^(test\w*) \(__main__\.(\w+)\.\w+\) \.\.\. (ok|FAIL|ERROR|skipped .*)$", re.M)

@@ -1,7 +1,7 @@
 """Self-tests of launcher mode: under ``torchrun`` each rank process runs the tests itself.
 
 The end-to-end tests start ``torchrun`` on ``fixtures/launched_cases.py`` (2 ranks, or two
-one-rank "nodes" on loopback) as a marked run (``fixtures/marked_run.py``: its own TMPDIR,
+one-rank "nodes" on loopback) as a marked run (``process_tree.marked_run``: its own TMPDIR,
 every process it starts watched in ``/proc``), with each rank's stdout and stderr in files
 (``--log-dir``, ``--redirects 3``), and check what each rank reported, the JUnit XML of each
 rank, that the run ended within its bound, and that no process and no temporary file is left.
@@ -24,16 +24,15 @@ import torch.distributed as dist
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.launcher import launched_run
+from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
+from torch_testing_ext.process_groups.ports import find_free_port
+from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
 from torch_testing_ext.ranks.launched_reports import rank_report_path, summary_stream
 from torch_testing_ext.ranks.launcher_env import LaunchedRank, launched_rank
-from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
 from torch_testing_ext.ranks.outcomes import RankOutcome, combine
 from torch_testing_ext.ranks.rank_facts import RankFacts, enter_rank, leave_rank, rank_device_index
-from torch_testing_ext.process_groups.ports import find_free_port
-from torch_testing_ext.reporting.status import Status
 from torch_testing_ext.ranks.settings import SettingError
-
-from fixtures.marked_run import MarkedRun, watch_all
+from torch_testing_ext.reporting.status import Status
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixtures", "launched_cases.py")

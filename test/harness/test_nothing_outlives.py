@@ -1,7 +1,7 @@
 """Self-tests: nothing a test process starts outlives it, zombies included.
 
 Each test runs a test of ``fixtures/lingering.py`` in a subprocess whose environment carries
-a fresh marker (``fixtures/marked_run.py``), watches ``/proc`` for every process that carries
+a fresh marker (``process_tree.marked_run``), watches ``/proc`` for every process that carries
 it (the test process, the fork server, multiprocessing's resource tracker, the ranks and what
 they start), and checks that 1 s after the test process ended none of them is left, not even
 as a zombie. Only ``kill -9`` of the test process leaves orphans (the server and the resource
@@ -17,8 +17,7 @@ import time
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.process_tree.linux_prctl import become_subreaper
-
-from fixtures.marked_run import MarkedRun
+from torch_testing_ext.process_tree.marked_run import MarkedRun
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "lingering.py")
 
