@@ -1,13 +1,21 @@
 """Self-tests of ``torch_testing_ext.dynamo_test_case``, the face of ``torch._dynamo.test_case``:
 ``TestCase`` gives every test a clean Dynamo, and ``run_tests(needs=...)`` runs a file only
-when what it needs is there."""
+when what it needs is there.
 
+A file calling ``run_tests(needs=...)`` is run in this process as ``python FILE NEEDS`` runs it
+(``runpy`` as ``__main__``, with that ``sys.argv``): its exit status and output are the
+whole-file contract, and none of it depends on a fresh interpreter.
+"""
+
+import contextlib
+import io
 import os
-import subprocess
+import runpy
 import sys
 import tempfile
 import textwrap
 import unittest
+from unittest import mock
 
 import torch
 
@@ -56,35 +64,37 @@ class TestDynamoTestCase(PlainTestCase):
 
 class TestRunTestsNeeds(PlainTestCase):
     def run_script(self, needs):
+        """``python test_needs.py NEEDS`` in this process: (exit status, stdout, stderr)."""
+        out, err = io.StringIO(), io.StringIO()
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "test_needs.py")
             with open(path, "w") as script:
                 script.write(SCRIPT)
-            return subprocess.run([sys.executable, path, needs], capture_output=True, text=True,
-                                  timeout=120)
+            with mock.patch.object(sys, "argv", [path, needs]), contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as exited:
+                runpy.run_path(path, run_name="__main__")
+        return exited.exception.code, out.getvalue(), err.getvalue()
 
     def test_a_missing_module_runs_nothing_and_says_so(self):
-        completed = self.run_script("json,no_such_module_here")
-        self.assertEqual(completed.returncode, 0, completed.stderr)
-        self.assertNotIn("RAN", completed.stdout)
-        self.assertIn("skipped: needs no_such_module_here", completed.stderr)
+        code, out, err = self.run_script("json,no_such_module_here")
+        self.assertEqual((code, out, err), (0, "", "test_needs.py: skipped: needs no_such_module_here\n"))
 
     def test_a_dotted_need_whose_package_is_missing_says_so(self):
-        completed = self.run_script("no_such_package_here.submodule")
-        self.assertEqual(completed.returncode, 0, completed.stderr)
-        self.assertNotIn("RAN", completed.stdout)
-        self.assertIn("skipped: needs no_such_package_here.submodule", completed.stderr)
+        code, out, err = self.run_script("no_such_package_here.submodule")
+        self.assertEqual((code, out, err), (0, "", "test_needs.py: skipped: needs no_such_package_here.submodule\n"))
 
     def test_cuda_is_needed_only_where_it_is_missing(self):
-        completed = self.run_script("cuda")
-        self.assertEqual(completed.returncode, 0, completed.stderr)
+        code, out, err = self.run_script("cuda")
+        self.assertEqual(code, 0, err)
         has_cuda = devices.accelerator_type() == "cuda"
-        self.assertEqual("RAN" in completed.stdout, has_cuda, completed.stderr)
+        self.assertEqual(out, "RAN\n" if has_cuda else "", err)
+        if not has_cuda:
+            self.assertEqual(err, "test_needs.py: skipped: needs cuda\n")
 
     def test_present_needs_run_the_file(self):
-        completed = self.run_script("json")
-        self.assertEqual(completed.returncode, 0, completed.stderr)
-        self.assertIn("RAN", completed.stdout)
+        code, out, err = self.run_script("json")
+        self.assertEqual((code, out), (0, "RAN\n"), err)
+        self.assertRegex(err, r"\nRan 1 test in [\d.]+s\n\nOK\n$")
 
 
 if __name__ == "__main__":
