@@ -1,5 +1,8 @@
-"""The package imports without a GPU, transformers or triton, and never imports torch's private
-harness (``torch.testing._internal.common_utils`` / ``common_distributed``)."""
+"""What importing the package does in a fresh interpreter, checked in one subprocess: it
+imports without a GPU, transformers or triton, never imports torch's private harness
+(``torch.testing._internal.common_utils`` / ``common_distributed``), and the ``fake_pg`` face
+alone registers the ``fake`` backend. In this process: no source file imports the private
+harness."""
 
 import os
 import re
@@ -11,11 +14,22 @@ from torch_testing_ext.common_utils import TestCase, run_tests
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+torch\.testing\._internal", re.MULTILINE)
 
-# Make transformers and triton unimportable, then import every module of the package.
+# Only a fresh interpreter shows these: in a test process torch._dynamo (which registers the
+# fake backend too) and the whole package are long imported.
 _PROBE = """
 import importlib, pkgutil, sys
 sys.modules['transformers'] = None  # a None entry makes the import fail, as if not installed
 sys.modules['triton'] = None
+
+# The fake_pg face alone registers the fake backend, without torch._dynamo.
+import torch.distributed as dist
+from torch_testing_ext.distributed.fake_pg import FakeStore
+assert 'torch._dynamo' not in sys.modules, 'importing fake_pg imported torch._dynamo'
+dist.init_process_group('fake', store=FakeStore(), rank=0, world_size=2)
+assert dist.get_world_size() == 2, dist.get_world_size()
+dist.destroy_process_group()
+
+# Then every module of the package.
 import torch_testing_ext
 modules = [m.name for m in pkgutil.walk_packages(torch_testing_ext.__path__, 'torch_testing_ext.')]
 assert 'torch_testing_ext.common_distributed' in modules and len(modules) > 30, modules
@@ -31,7 +45,7 @@ print('ok')
 
 
 class TestImports(TestCase):
-    def test_imports_without_optional_packages(self):
+    def test_a_fresh_interpreter_imports_every_module_and_registers_fake(self):
         completed = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                                    cwd=ROOT, timeout=120)
         self.assertEqual(completed.returncode, 0, completed.stderr)
