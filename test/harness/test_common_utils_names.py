@@ -2,6 +2,7 @@
 platform flags, skip and xfail decorators, temporary paths, serialTest, free ports and
 retrying on connect failures."""
 
+import datetime
 import os
 import socket
 import subprocess
@@ -10,8 +11,6 @@ import warnings
 from unittest import mock
 
 import torch
-
-from fixtures.runs import run_case
 
 from torch_testing_ext import common_utils, devices
 from torch_testing_ext.common_utils import (
@@ -38,6 +37,8 @@ from torch_testing_ext.common_utils import (
 )
 from torch_testing_ext.process_groups import ports
 from torch_testing_ext.skips import platform_skips
+
+from fixtures.runs import run_case
 
 
 class TestFlags(TestCase):
@@ -271,26 +272,30 @@ class TestUpstreamTestCaseMethods(TestCase):
     def test_assert_not_warn(self):
         self.assertNotWarn(lambda: None)
         with self.assertRaisesRegex(AssertionError, "UserWarning: loud"):
-            self.assertNotWarn(lambda: warnings.warn("loud"))
+            self.assertNotWarn(lambda: warnings.warn("loud", stacklevel=2))
         with self.assertRaisesRegex(AssertionError, "^why\n"):
-            self.assertNotWarn(lambda: warnings.warn("loud"), "why")
+            self.assertNotWarn(lambda: warnings.warn("loud", stacklevel=2), "why")
         before = torch.is_warn_always_enabled()
         with self.assertRaises(AssertionError):
-            self.assertNotWarn(lambda: warnings.warn("loud"))
+            self.assertNotWarn(lambda: warnings.warn("loud", stacklevel=2))
         self.assertEqual(torch.is_warn_always_enabled(), before)
 
     def test_attempt_load_from_subprocess(self):
+        # Two fresh interpreters: the file needs its import string to load (weights_only=True
+        # refuses a timedelta until it is allowed), so the string runs first, in the same
+        # interpreter, and the load reads the file; the refusal is read from its stderr.
+        allow = "import datetime;torch.serialization.add_safe_globals([datetime.timedelta]);"
         with TemporaryFileName() as name:
-            torch.save(torch.ones(2), name)
-            self._attempt_load_from_subprocess(name, "")  # loads
-            self._attempt_load_from_subprocess(name, "undefined_name;", "NameError")
-            with self.assertRaisesRegex(RuntimeError, "NameError"):
-                self._attempt_load_from_subprocess(name, "undefined_name;")
+            torch.save({"step": datetime.timedelta(seconds=1)}, name)
+            self._attempt_load_from_subprocess(name, allow)  # loads
+            self._attempt_load_from_subprocess(name, "", "Unsupported global: GLOBAL datetime.timedelta")
 
         def finished(returncode, output):  # the other outcomes, without starting torch again
             done = subprocess.CompletedProcess([], returncode, stdout=output)
             return mock.patch.object(subprocess, "run", return_value=done)
 
+        with finished(1, b"NameError: name 'x' is not defined"), self.assertRaisesRegex(RuntimeError, "NameError"):
+            self._attempt_load_from_subprocess("x.pt", "x;")  # a failure nobody expected
         with finished(0, b""), self.assertRaisesRegex(AssertionError, "the load succeeded"):
             self._attempt_load_from_subprocess("x.pt", "", "must be imported")
         with finished(1, b"Boom"), self.assertRaisesRegex(AssertionError, "without 'other'"):
