@@ -13,8 +13,6 @@ from unittest import mock
 import torch
 import torch.distributed as dist
 
-from fixtures.runs import run_case
-
 from torch_testing_ext import devices
 from torch_testing_ext.common_distributed import (
     DistributedTestBase,
@@ -35,11 +33,12 @@ from torch_testing_ext.common_distributed import (
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.fresh_ranks import supervisor
-from torch_testing_ext.skips import distributed_skips
 from torch_testing_ext.ranks.skip_checks import pending_skip
+from torch_testing_ext.skips import distributed_skips
 
 from fixtures import distributed_ranks, rank_hooks
 from fixtures.fake_devices import pretend_accelerator
+from fixtures.runs import run_case
 
 
 def skip_reason(decorator, world_size=2):

@@ -21,13 +21,13 @@ from torch._dynamo.testing import CompileCounter
 
 from torch_testing_ext import cpu_compat, devices
 from torch_testing_ext.common_distributed import (
+    MultiProcessTestCase,
     dynamo_dist_per_rank_init,
     init_single_process_group,
-    MultiProcessTestCase,
     rendezvous_init_method,
     requires_gloo,
 )
-from torch_testing_ext.common_utils import run_tests, TestCase
+from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.ranks.skip_checks import skip_if
 
 from fixtures.fake_devices import pretend_accelerator

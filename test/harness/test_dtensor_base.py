@@ -215,11 +215,9 @@ class TestWithComms(TestCase):
         for name, (decorator, (eager, backend)) in forms.items():
             with self.subTest(name):
                 test = Recorder()
-                ran = []
-                wrapped = decorator(lambda self, x: ran.append(x) or "result")
+                wrapped = decorator(lambda self, x: self.calls.append(("ran", x)) or "result")
                 self.assertEqual(wrapped(test, 7), "result")
-                self.assertEqual(ran, [7])
-                self.assertEqual(test.calls, [("init", eager, backend), ("destroy",)])
+                self.assertEqual(test.calls, [("init", eager, backend), ("ran", 7), ("destroy",)])
 
     def test_failure_destroys_the_group_without_waiting(self):
         test = Recorder()

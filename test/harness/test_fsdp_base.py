@@ -28,12 +28,12 @@ from torch_testing_ext._torch_private import (
 )
 from torch_testing_ext.common_distributed import init_single_process_group
 from torch_testing_ext.common_fsdp import (
+    MLP,
     AlwaysWrapNestedWrappedModule,
     DEVICEInitMode,
     DoubleLinear,
     FSDPInitMode,
     FSDPTest,
-    MLP,
     MLPStack,
     NestedWrappedModule,
     TransformerWithSharedParams,

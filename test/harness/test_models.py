@@ -5,8 +5,8 @@ import os
 import unittest
 from unittest import mock
 
-from torch_testing_ext.models import hf_bert as models
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.models import hf_bert as models
 
 from fixtures.fake_devices import pretend_accelerator
 
