@@ -1,7 +1,11 @@
-"""``with_temp_dir``: a temporary directory that every rank of a test shares, as ``self.temp_dir``.
+"""``with_temp_dir``: a temporary directory for a test, as ``self.temp_dir``.
 
-Example (a distributed checkpoint written by all ranks, read back by all)::
+When the default process group exists as the test starts, every rank gets the same directory
+(upstream's rank 0 makes it and tells the others); without a group each rank gets its own, so
+ranks that each save and load their own files never race. Example (a distributed checkpoint
+written by all ranks, read back by all; ``with_comms`` makes the group first)::
 
+    @with_comms
     @with_temp_dir
     def test_save_load(self):
         dcp.save(state_dict, checkpoint_id=self.temp_dir)
@@ -32,9 +36,13 @@ _made_in_rank: collections.defaultdict[str, itertools.count[int]] = \
     collections.defaultdict(itertools.count)
 
 
-def _directory_in_rank(test_dir: str) -> str:
-    """The n-th directory of this rank: every rank of the test gets the same path, no collective."""
-    path = os.path.join(test_dir, f"temp-dir-{next(_made_in_rank[test_dir])}")
+def _directory_in_rank(test_dir: str, rank: int) -> str:
+    """The n-th directory of this rank, inside the test's own: with a default group every rank
+    gets the same path (each rank counts its calls alike, so no collective is needed), without
+    one a path of its own."""
+    made = next(_made_in_rank[test_dir])
+    name = f"temp-dir-{made}" if dist.is_initialized() else f"temp-dir-{made}-rank-{rank}"
+    path = os.path.join(test_dir, name)
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -50,7 +58,8 @@ def _directory_agreed_by_group() -> str:
 
 
 def with_temp_dir(func: _F | None = None) -> _F:
-    """Decorator: give the test ``self.temp_dir``, the same directory on every rank.
+    """Decorator: give the test ``self.temp_dir``: one directory shared by every rank of the
+    default group when a group exists as the test starts, else one directory per rank.
 
     In a rank of a ``MultiProcessTestCase`` it lies in the test's own directory, which the
     harness removes after the test; elsewhere rank 0 of the default group (if any) makes it
@@ -63,7 +72,7 @@ def with_temp_dir(func: _F | None = None) -> _F:
     def with_directory(self: Any, *args: Any, **kwargs: Any) -> Any:
         facts = rank_process_facts()
         if facts is not None:
-            self.temp_dir = _directory_in_rank(facts.test_dir)
+            self.temp_dir = _directory_in_rank(facts.test_dir, facts.rank)
             return func(self, *args, **kwargs)
         self.temp_dir = _directory_agreed_by_group()
         try:
