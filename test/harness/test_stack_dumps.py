@@ -1,25 +1,27 @@
 """A hung rank's report shows the test's stack, not the harness's.
 
 Pure tests of ``reporting.stack_dumps`` on faulthandler dumps (as a rank writes them), then
-end to end: ranks forked per test that hang in Python, in a gloo collective, beside a thread
-of their own, with the GIL held in C code, and with SIGUSR1 blocked in the test's thread, each
-reported from the test's frame on; a rank whose test took SIGUSR1 over shows its raw output.
+end to end, in this process: one test whose five ranks hang each their own way (in a gloo
+collective, asleep beside a thread of their own, holding the GIL in C code, with SIGUSR1
+blocked in the test's thread) reaches its timeout once, and each rank is reported from the
+test's frame on; a rank whose test took SIGUSR1 over shows its raw output.
 (Kept ranks: test_continuous.py checks the same of a hang in MultiProcContinuousTest.)
 """
 
 import linecache
 import os
-import subprocess
-import sys
-import tempfile
 import threading
 from pathlib import Path
+from unittest import mock
 
 import torch_testing_ext
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.reporting.stack_dumps import is_harness_file, parse_dump, trim_dump
 
-HERE = Path(__file__).resolve().parent
+from fixtures import hung_ranks
+from fixtures.runs import assert_outcomes, run_case
+
+TIMED_OUT = f"timed out after {hung_ranks.HungRanks.timeout:g} s; ranks still running: 0, 1, 2, 3, 4"
 PACKAGE = Path(torch_testing_ext.__file__).resolve().parent
 STDLIB = Path(threading.__file__).resolve().parent
 
@@ -42,62 +44,6 @@ Current thread 0x00007f49437c1b80 (most recent call first):
   File "{STDLIB}/multiprocessing/process.py", line 108 in run
   File "{STDLIB}/multiprocessing/forkserver.py", line 274 in main
   File "<string>", line 1 in <module>
-"""
-
-
-SIGNAL_CASES = """
-import signal, threading, time
-from torch_testing_ext.common_distributed import MultiProcessTestCase
-from torch_testing_ext.common_utils import run_tests
-
-
-def wait_for_a_signal(event):
-    event.wait()
-
-
-class Signals(MultiProcessTestCase):
-    world_size = 1
-    timeout = 4
-
-    def test_sigusr1_blocked(self):
-        # Only the harness's lifeline thread may take the signal now (the test's thread
-        # inherits the mask): faulthandler marks it, not the main thread, as current.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-        threading.Thread(target=wait_for_a_signal, args=(threading.Event(),), daemon=True).start()
-        time.sleep(60)
-
-    def test_sigusr1_taken_over(self):
-        signal.signal(signal.SIGUSR1, lambda signum, frame: print("the test's SIGUSR1 handler ran", flush=True))
-        print("rank 0 is sleeping", flush=True)
-        time.sleep(60)
-
-
-    def run_signal_case(self, test_id):
-        with tempfile.TemporaryDirectory(prefix="tte-stack-dumps-") as tmp:
-            fixture = Path(tmp) / "signal_cases.py"
-            fixture.write_text(SIGNAL_CASES)
-            return self.run_fixture(test_id, fixture)
-
-    def test_sigusr1_blocked_in_the_tests_thread(self):
-        rank0 = self.rank_lines(self.run_signal_case("Signals.test_sigusr1_blocked"), 0)
-        self.assertEqual(rank0[:2], ["timed out after 4 s; ranks still running: 0",
-                                     "Stack of the test (most recent call last):"])
-        self.assertRegex(rank0[2], r"line \d+, in test_sigusr1_blocked$")
-        self.assertIn("    time.sleep(60)", rank0)
-        threads = [line for line in rank0 if line.startswith("Thread 0x")]
-        self.assertEqual(len(threads), 1, rank0)  # the test's thread; the lifeline that took the signal is not
-        self.assertRegex(rank0[rank0.index(threads[0]) + 1], r"line \d+, in wait_for_a_signal$")
-        self.assertNoHarnessFrames(rank0)
-
-    def test_a_dump_that_cannot_be_read_is_shown_raw(self):
-        rank0 = self.rank_lines(self.run_signal_case("Signals.test_sigusr1_taken_over"), 0)
-        self.assertEqual(rank0[0], "timed out after 4 s; ranks still running: 0 (its stacks are in the output below)")
-        self.assertEqual(rank0[rank0.index("--- last lines of output ---") + 1:],
-                         ["rank 0 is sleeping", "the test's SIGUSR1 handler ran"])
-
-
-if __name__ == "__main__":
-    run_tests()
 """
 
 
@@ -125,7 +71,8 @@ class TestTrimDump(TestCase):
         here = Path(__file__).resolve()
         dump = (f"Current thread 0x1 (most recent call first):\n  File \"{here}\", line 1 in <module>\n"
                 f"  File \"{PACKAGE}/fresh_ranks/rank_process.py\", line 96 in run_between_hooks\n")
-        self.assertEqual(trim_dump(dump).splitlines()[2], '    """A hung rank\'s report shows the test\'s stack, not the harness\'s.')
+        self.assertEqual(trim_dump(dump).splitlines()[2],
+                         '    """A hung rank\'s report shows the test\'s stack, not the harness\'s.')
 
     def test_the_last_of_several_dumps_counts(self):
         second = DUMP.replace("line 12 in test_all_reduce", "line 13 in test_all_reduce")
@@ -185,19 +132,28 @@ class TestTrimDump(TestCase):
         self.assertIsNone(trim_dump(DUMP.rsplit("\n\n", 1)[0]))  # the user's thread only
 
 class TestHungRanksEndToEnd(TestCase):
-    """Fixture ranks that hang, reported through the real supervisor."""
+    """One test of ``fixtures/hung_ranks.py`` whose five ranks each hang their own way, run in
+    this process (its ranks forked from this process's fork server) through the real
+    supervisor: one timeout, and each rank's part of the report."""
 
-    def run_fixture(self, test_id, fixture=HERE / "fixtures" / "rank_faults.py"):
-        path = os.pathsep.join(filter(None, [str(HERE.parents[1]), os.environ.get("PYTHONPATH")]))
-        result = subprocess.run([sys.executable, str(fixture), test_id],
-                                env=dict(os.environ, PYTHONPATH=path, FIXTURE_TIMEOUT="4"),
-                                capture_output=True, text=True, timeout=300)
-        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
-        return result.stderr
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        environ = {k: v for k, v in os.environ.items() if k != "TORCH_TESTING_EXT_TIMEOUT"}
+        with mock.patch.dict(os.environ, environ, clear=True):
+            cls.result = run_case(hung_ranks.HungRanks, "test_each_rank_hangs_its_own_way")
+        cls.report = "\n".join(text for _, text in cls.result.failures + cls.result.errors)
 
-    def rank_lines(self, output, rank):
+    def rank_lines(self, rank):
         prefix = f"[rank {rank}] "
-        return [line[len(prefix):] for line in output.splitlines() if line.startswith(prefix)]
+        return [line[len(prefix):] for line in self.report.splitlines() if line.startswith(prefix)]
+
+    def assertStackOfTheTest(self, lines, hang):
+        """The rank's part starts with the timeout and the test's stack from the test's frame."""
+        self.assertEqual(lines[:2], [TIMED_OUT, "Stack of the test (most recent call last):"], self.report)
+        self.assertRegex(lines[2], r'hung_ranks\.py", line \d+, in test_each_rank_hangs_its_own_way$')
+        self.assertEqual(lines[3], "    getattr(self, HANGS[self.rank])()")
+        self.assertRegex(lines[4], rf'hung_ranks\.py", line \d+, in {hang}$')
 
     def assertNoHarnessFrames(self, lines):
         for line in lines:
@@ -205,58 +161,53 @@ class TestHungRanksEndToEnd(TestCase):
             for runner in ("multiprocessing/", "forkserver.py", 'File "<string>"', "threading.py\", line 1"):
                 self.assertNotIn(runner, line)
 
-    def test_a_collective_a_sleep_and_a_thread_of_the_test(self):
-        output = self.run_fixture("Faults.test_hang_in_a_collective_with_a_thread_rank1")
-        rank0, rank1 = self.rank_lines(output, 0), self.rank_lines(output, 1)
-        self.assertEqual(rank0[:3], ["timed out after 4 s; ranks still running: 0, 1",
-                                     "Stack of the test (most recent call last):",
-                                     rank0[2]])
-        self.assertRegex(rank0[2], r'rank_faults\.py", line \d+, in test_hang_in_a_collective_with_a_thread_rank1$')
+    def assertOnlyThreadIsTheTests(self, lines):
+        """The one thread shown besides the test's is the one the test started, from its target
+        (not the harness's watcher)."""
+        threads = [line for line in lines if line.startswith("Thread 0x")]
+        self.assertEqual(len(threads), 1, lines)
+        self.assertRegex(lines[lines.index(threads[0]) + 1], r"line \d+, in wait_for_a_signal$")
+
+    def test_every_rank_timed_out_and_the_test_is_an_error(self):
+        assert_outcomes(self, self.result, errors=1)
+        self.assertIn("RankError: 5 of 5 ranks did not pass (rank 0, 1, 2, 3, 4)", self.report)
+        self.assertNotIn("most recent call first", self.report)  # no raw dump where one could be read
+
+    def test_a_rank_waiting_in_a_collective(self):
+        rank0 = self.rank_lines(0)
+        self.assertStackOfTheTest(rank0, "wait_in_a_collective")
         self.assertIn("    dist.barrier()", rank0)
-        self.assertTrue(any(line.endswith(", in barrier") for line in rank0), rank0)
-        # Rank 1: the test, down to where it sleeps; the thread it started, from its target.
-        self.assertIn("    hang_forever()", rank1)
-        self.assertIn("    time.sleep(0.1)", rank1)
-        thread = rank1.index(next(line for line in rank1 if line.startswith("Thread 0x")))
-        self.assertRegex(rank1[thread + 1], r"line \d+, in wait_for_a_signal$")
-        self.assertEqual(sum(line.startswith("Thread 0x") for line in rank1), 1, "a watcher thread shown")
-        # What each rank printed is still there, without faulthandler's raw dump.
-        self.assertIn("--- last lines of output ---", rank1)
-        self.assertEqual(rank1[rank1.index("--- last lines of output ---") + 1:], ["rank 1 reached the barrier"])
-        self.assertNotIn("most recent call first", output)
-        self.assertNoHarnessFrames(rank0 + rank1)
-
-    def test_a_rank_holding_the_gil_in_c_code(self):
-        output = self.run_fixture("Faults.test_hold_the_gil_rank1")
-        rank1 = self.rank_lines(output, 1)
-        self.assertEqual(rank1[0], "timed out after 4 s; ranks still running: 1")
-        self.assertRegex(rank1[2], r"line \d+, in test_hold_the_gil_rank1$")
-        self.assertIn('    re.match(r"(a+)+$", "a" * 64 + "b")', rank1)
-        self.assertNoHarnessFrames(rank1)
-
-
-    def run_signal_case(self, test_id):
-        with tempfile.TemporaryDirectory(prefix="tte-stack-dumps-") as tmp:
-            fixture = Path(tmp) / "signal_cases.py"
-            fixture.write_text(SIGNAL_CASES)
-            return self.run_fixture(test_id, fixture)
-
-    def test_sigusr1_blocked_in_the_tests_thread(self):
-        rank0 = self.rank_lines(self.run_signal_case("Signals.test_sigusr1_blocked"), 0)
-        self.assertEqual(rank0[:2], ["timed out after 4 s; ranks still running: 0",
-                                     "Stack of the test (most recent call last):"])
-        self.assertRegex(rank0[2], r"line \d+, in test_sigusr1_blocked$")
-        self.assertIn("    time.sleep(60)", rank0)
-        threads = [line for line in rank0 if line.startswith("Thread 0x")]
-        self.assertEqual(len(threads), 1, rank0)  # the test's thread; the lifeline that took the signal is not
-        self.assertRegex(rank0[rank0.index(threads[0]) + 1], r"line \d+, in wait_for_a_signal$")
+        self.assertTrue(any(line.endswith(", in barrier") for line in rank0), rank0)  # down into torch
         self.assertNoHarnessFrames(rank0)
 
+    def test_a_rank_asleep_beside_a_thread_of_its_own(self):
+        rank1 = self.rank_lines(1)
+        self.assertStackOfTheTest(rank1, "sleep_beside_a_thread")
+        self.assertIn("    sleep_forever()", rank1)
+        self.assertIn("    time.sleep(0.1)", rank1)
+        self.assertOnlyThreadIsTheTests(rank1)
+        # What the rank printed is still there, without faulthandler's raw dump.
+        self.assertEqual(rank1[rank1.index("--- last lines of output ---") + 1:], ["rank 1 reached the barrier"])
+        self.assertNoHarnessFrames(rank1)
+
+    def test_a_rank_holding_the_gil_in_c_code(self):
+        rank2 = self.rank_lines(2)
+        self.assertStackOfTheTest(rank2, "hold_the_gil_in_c_code")
+        self.assertEqual(rank2[-1], "    libc.sleep(60)", rank2)
+        self.assertNoHarnessFrames(rank2)
+
+    def test_sigusr1_blocked_in_the_tests_thread(self):
+        rank3 = self.rank_lines(3)
+        self.assertStackOfTheTest(rank3, "sleep_with_sigusr1_blocked")
+        self.assertIn("    time.sleep(60)", rank3)
+        self.assertOnlyThreadIsTheTests(rank3)  # the lifeline that took the signal is not shown
+        self.assertNoHarnessFrames(rank3)
+
     def test_a_dump_that_cannot_be_read_is_shown_raw(self):
-        rank0 = self.rank_lines(self.run_signal_case("Signals.test_sigusr1_taken_over"), 0)
-        self.assertEqual(rank0[0], "timed out after 4 s; ranks still running: 0 (its stacks are in the output below)")
-        self.assertEqual(rank0[rank0.index("--- last lines of output ---") + 1:],
-                         ["rank 0 is sleeping", "the test's SIGUSR1 handler ran"])
+        rank4 = self.rank_lines(4)
+        self.assertEqual(rank4[0], f"{TIMED_OUT} (its stacks are in the output below)")
+        self.assertEqual(rank4[rank4.index("--- last lines of output ---") + 1:],
+                         ["rank 4 is sleeping", "the test's SIGUSR1 handler ran"])
 
 
 if __name__ == "__main__":
