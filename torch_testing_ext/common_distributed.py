@@ -9,8 +9,6 @@ kept for a class), ``thread_ranks/`` (the threaded world), ``distributed_bases/`
 
 from __future__ import annotations
 
-from .testcase.output_capture import captured_output
-from .kept_ranks.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
 from .distributed_bases.ddp_checks import verify_ddp_error_logged
 from .distributed_bases.distributed_test_base import DistributedTestBase
 from .distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
@@ -21,11 +19,11 @@ from .dynamo.dynamo_distributed_cases import (
 )
 from .dynamo.per_rank_init import dynamo_dist_per_rank_init
 from .fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from .ranks.skip_codes import TEST_SKIPS, TestSkip
+from .kept_ranks.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
 from .process_groups.debug_levels import with_dist_debug_levels
 from .process_groups.gloo_device import create_device
 from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
-from .skips import distributed_skips
+from .ranks.skip_codes import TEST_SKIPS, TestSkip
 from .skips.distributed_skips import (
     import_transformers_or_skip,
     require_n_gpus_for_nccl_backend,
@@ -41,6 +39,7 @@ from .skips.distributed_skips import (
     skip_if_win32,
     transformers_import_error,
 )
+from .testcase.output_capture import captured_output
 from .thread_ranks.spawn_threads import spawn_threads_and_init_comms
 from .thread_ranks.threaded_test_case import MultiThreadedTestCase
 
@@ -66,8 +65,21 @@ __all__ = [
     "requires_ddp_rank",
     "MultiThreadedTestCase",
     "spawn_threads_and_init_comms",
+    # skips/distributed_skips.py's names, listed here so that linters and type checkers see them re-exported
+    "skip_if_lt_x_gpu",
+    "require_n_gpus_for_nccl_backend",
+    "requires_gloo",
+    "requires_nccl",
+    "requires_accelerator_dist_backend",
+    "import_transformers_or_skip",
+    "requires_world_size",
+    "transformers_import_error",
+    "skip_if_no_gpu",
+    "skip_if_small_worldsize",
+    "skip_if_odd_worldsize",
+    "skip_if_rocm_multiprocess",
+    "skip_if_win32",
 ]
-__all__ += distributed_skips.__all__
 
 # The upstream name.
 _dynamo_dist_per_rank_init = dynamo_dist_per_rank_init

@@ -6,7 +6,6 @@ import. The definitions live in ``fsdp_bases/``.
 
 from __future__ import annotations
 
-from .fsdp_bases import collective_patches
 from .fsdp_bases.collective_patches import (
     patch_all_gather,
     patch_all_reduce,
@@ -19,15 +18,8 @@ from .fsdp_bases.collective_patches import (
     patch_unshard,
 )
 from .fsdp_bases.compiled_fsdp import compiled_fsdp_test
-from .models.fsdp1_models import (
-    AlwaysWrapNestedWrappedModule,
-    FSDPTestModel,
-    NestedWrappedModule,
-    TransformerWithSharedParams,
-)
-from .models.fsdp2_models import MLP, DoubleLinear, MLPStack
-from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
 from .fsdp_bases.fsdp_continuous import FSDPTestContinuous
+from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
 from .fsdp_bases.fsdp_test_case import FSDPTest
 from .fsdp_bases.fsdp_thread_case import FSDPTestMultiThread
 from .fsdp_bases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
@@ -36,6 +28,13 @@ from .fsdp_bases.sharded_parity import (
     get_full_params,
     reduce_scatter_with_assert,
 )
+from .models.fsdp1_models import (
+    AlwaysWrapNestedWrappedModule,
+    FSDPTestModel,
+    NestedWrappedModule,
+    TransformerWithSharedParams,
+)
+from .models.fsdp2_models import MLP, DoubleLinear, MLPStack
 
 __all__ = [
     "FSDPTest",
@@ -56,5 +55,14 @@ __all__ = [
     "get_full_params",
     "compiled_fsdp_test",
     "requires_pinned_memory",
+    # fsdp_bases/collective_patches.py's names, listed here so that linters and type checkers see them re-exported
+    "patch_all_gather",
+    "patch_reduce_scatter",
+    "patch_all_reduce",
+    "patch_foreach_all_gather",
+    "patch_foreach_reduce",
+    "patch_unshard",
+    "patch_reshard",
+    "patch_post_backward",
+    "patch_register_post_backward_hook_backward",
 ]
-__all__ += collective_patches.__all__

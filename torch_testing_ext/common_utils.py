@@ -8,18 +8,13 @@ import. Definitions live in ``testcase/`` (TestCase, parametrize, temporary path
 
 from __future__ import annotations
 
-from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
-from .testcase.serial_mark import serialTest
-from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
-from .testcase.tensor_testcase import TestCase
+from .file_runner.main import load_tests, run_tests
 from .process_groups.ports import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
     find_free_port,
     retry_on_connect_failures,
 )
-from .file_runner.main import load_tests, run_tests
-from .skips import platform_skips
 from .skips.platform_skips import (
     IS_FBCODE,
     IS_MACOS,
@@ -42,6 +37,10 @@ from .skips.platform_skips import (
     slowTest,
     xfailIfTorchDynamo,
 )
+from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
+from .testcase.serial_mark import serialTest
+from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
+from .testcase.tensor_testcase import TestCase
 
 __all__ = [
     "TestCase",
@@ -58,5 +57,25 @@ __all__ = [
     "retry_on_connect_failures",
     "ADDRESS_IN_USE",
     "CONNECT_TIMEOUT",
+    # skips/platform_skips.py's names, listed here so that linters and type checkers see them re-exported
+    "TEST_CUDA",
+    "TEST_XPU",
+    "TEST_HPU",
+    "IS_WINDOWS",
+    "IS_MACOS",
+    "IS_FBCODE",
+    "IS_SANDCASTLE",
+    "TEST_WITH_TORCHDYNAMO",
+    "TEST_WITH_ROCM",
+    "TEST_WITH_SLOW",
+    "TEST_WITH_DEV_DBG_ASAN",
+    "NO_MULTIPROCESSING_SPAWN",
+    "slowTest",
+    "skipIfXpu",
+    "skipIfRocm",
+    "skipIfHpu",
+    "skipIfTorchDynamo",
+    "xfailIfTorchDynamo",
+    "skip_but_pass_in_sandcastle",
+    "skip_but_pass_in_sandcastle_if",
 ]
-__all__ += platform_skips.__all__

@@ -61,7 +61,7 @@ class DistributedDataParallelSingleProcessTest(TestCase):
         net_opt = torch.optim.Adam(net.parameters(), lr=0.001)
         ddp_opt = torch.optim.Adam(ddp.parameters(), lr=0.001)
 
-        for i, j in zip(ddp.parameters(), net.parameters()):
+        for i, j in zip(ddp.parameters(), net.parameters(), strict=True):
             self.assertTrue(i.allclose(j))
 
         # Gradients are never zeroed: both sides accumulate them the same way.
@@ -74,7 +74,7 @@ class DistributedDataParallelSingleProcessTest(TestCase):
             ddp_opt.step()
 
         if check_allclose:
-            for i, j in zip(ddp.parameters(), net.parameters()):
+            for i, j in zip(ddp.parameters(), net.parameters(), strict=True):
                 self.assertTrue(i.allclose(j))
 
     @requires_gloo()

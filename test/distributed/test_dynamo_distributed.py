@@ -23,7 +23,6 @@ from io import StringIO
 from unittest.mock import patch
 
 import numpy as np
-
 import torch
 import torch._dynamo
 import torch._dynamo.config as config
@@ -34,15 +33,15 @@ from torch import nn
 from torch._C import FileCheck
 from torch._dynamo.backends.distributed import DDPOptimizer
 from torch._dynamo.comptime import comptime
-from torch._dynamo.testing import collect_results, CompileCounter, CompileCounterWithBackend
+from torch._dynamo.testing import CompileCounter, CompileCounterWithBackend, collect_results
 from torch._dynamo.utils import same
 from torch._higher_order_ops.wrap import tag_activation_checkpoint
 from torch.compiler import set_enable_guard_collectives
 from torch.distributed._functional_collectives import _maybe_wrap_tensor
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+    CheckpointImpl,
     apply_activation_checkpointing,
     checkpoint_wrapper,
-    CheckpointImpl,
 )
 from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
 from torch.distributed.fsdp.wrap import lambda_auto_wrap_policy, transformer_auto_wrap_policy
@@ -55,16 +54,16 @@ from torch_testing_ext.common_cuda import (
     PLATFORM_SUPPORTS_MEM_EFF_ATTENTION,
 )
 from torch_testing_ext.common_distributed import (
-    _dynamo_dist_per_rank_init,
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,
+    _dynamo_dist_per_rank_init,
     import_transformers_or_skip,
     requires_accelerator_dist_backend,
     skip_if_lt_x_gpu,
 )
 from torch_testing_ext.common_utils import run_tests, skipIfXpu
 from torch_testing_ext.cpu_compat import fsdp_device_id
-from torch_testing_ext.fake_ddp import active_ddp_module, FakeDDP, FakeDDPTestCase
+from torch_testing_ext.fake_ddp import FakeDDP, FakeDDPTestCase, active_ddp_module
 from torch_testing_ext.inductor_utils import (
     GPU_INDUCTOR_SKIP_REASON,
     HAS_GPU,
@@ -322,6 +321,17 @@ class CheckSplitsCompiler:
     def compile_fn(self, gm, example_inputs):
         self.compiler_called += 1
         return gm
+
+
+def _compiled_call(module, backend):
+    """A function that calls ``module``, compiled with ``backend`` (``module`` bound now, not
+    looked up in a loop's variable when the function runs)."""
+
+    @torch.compile(backend=backend)
+    def opt_fn(inputs):
+        return module(inputs)
+
+    return opt_fn
 
 
 def _check_train_step_parity(test, make_eager_model, make_compiled_model, inputs):
@@ -1213,11 +1223,7 @@ class TestSingleProc(DynamoDistributedSingleProcTestCase):
                     out_feat=1000, hidden_feat=1000, in_feat=1000, ctx_manager=ctx_manager)
                 ddp_m = DDP(m, device_ids=self.device_ids, bucket_cap_mb=3.5)
                 backend = counting_compiler.compile_fn if counting_compiler else "aot_eager"
-
-                @torch.compile(backend=backend)
-                def opt_fn(inputs):
-                    return ddp_m(inputs)
-
+                opt_fn = _compiled_call(ddp_m, backend)
                 opt_outputs = opt_fn(inputs)
                 self.assertTrue(same(correct_outputs, opt_outputs))
                 if counting_compiler is not None:

@@ -22,6 +22,7 @@ from fixtures import kept_bases
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks
 from fixtures.runs import assert_outcomes, run_case
 
+
 class TestOneWorldPerClass(TestCase):
     """Each base runs a class's tests on the same rank processes: two tests, one world."""
 

@@ -18,9 +18,9 @@ from torch_testing_ext.driver import execute
 from torch_testing_ext.driver.execute import MAX_RERUN_TESTS, Executor, RunSettings
 from torch_testing_ext.driver.plan import PlanEntry
 from torch_testing_ext.driver.runners import FileKind
+from torch_testing_ext.file_runner.recording_result import write_junit_xml
 from torch_testing_ext.reporting.junit_xml import CaseRecord
 from torch_testing_ext.reporting.status import Status
-from torch_testing_ext.file_runner.recording_result import write_junit_xml
 
 
 @dataclasses.dataclass

@@ -14,9 +14,9 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from fixtures.import_graph import find_cycle, import_graph
-
 from torch_testing_ext.common_utils import TestCase, run_tests
+
+from fixtures.import_graph import find_cycle, import_graph
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "torch_testing_ext"

@@ -11,10 +11,10 @@ import re
 import subprocess
 import sys
 
-from fixtures.import_graph import import_graph
-
 import torch_testing_ext
 from torch_testing_ext.common_utils import TestCase, run_tests
+
+from fixtures.import_graph import import_graph
 
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 README = PACKAGE.parent / "README.md"

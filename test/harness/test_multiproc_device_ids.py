@@ -6,8 +6,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from torch_testing_ext import devices
 from torch_testing_ext.common_distributed import (
-    dynamo_dist_per_rank_init,
     DynamoDistributedMultiProcTestCase,
+    dynamo_dist_per_rank_init,
 )
 from torch_testing_ext.common_utils import run_tests
 

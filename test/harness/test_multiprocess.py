@@ -14,13 +14,12 @@ import tempfile
 import time
 from unittest import mock
 
-from fixtures import rank_faults
-from fixtures.procfs import alive
-from fixtures.runs import assert_outcomes, run_case
-
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.fresh_ranks import fork_server
 
+from fixtures import rank_faults
+from fixtures.procfs import alive
+from fixtures.runs import assert_outcomes, run_case
 
 
 def _wait_until(predicate, timeout):

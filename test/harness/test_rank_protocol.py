@@ -1,12 +1,12 @@
 """Self-tests of the test <-> rank protocol: the hooks a subclass may override, the facts a
 rank reads through its properties, and tracebacks that start at the user's frame."""
 
-from fixtures import rank_hooks
-from fixtures.runs import run_case
-
 from torch_testing_ext import devices
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.ranks.rank_facts import current_rank_facts
+
+from fixtures import rank_hooks
+from fixtures.runs import run_case
 
 logged = rank_hooks.take_logs
 

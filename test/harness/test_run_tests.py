@@ -14,11 +14,11 @@ import tempfile
 import xml.etree.ElementTree as ET
 from unittest import mock
 
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
+
 from fixtures import simple_cases
 from fixtures.runs import assert_outcomes, run_file
-
-from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
-from torch_testing_ext.common_utils import TestCase, run_tests
 
 FIXTURE = simple_cases.__file__
 ALL_IDS = ["Alpha.test_one", "Alpha.test_prints_seed", "Alpha.test_skipped", "Alpha.test_two",
@@ -106,8 +106,11 @@ class TestRunTestsFlags(TestCase):
 
     def test_accept_sets_expecttest_accept_for_the_run(self):
         seen = []
-        with mock.patch.dict(os.environ), mock.patch.object(simple_cases.Alpha, "test_one",
-                                                            lambda test: seen.append(os.environ.get("EXPECTTEST_ACCEPT"))):
+
+        def record(test):
+            seen.append(os.environ.get("EXPECTTEST_ACCEPT"))
+
+        with mock.patch.dict(os.environ), mock.patch.object(simple_cases.Alpha, "test_one", record):
             os.environ.pop("EXPECTTEST_ACCEPT", None)
             code, _, err = run_here("Alpha.test_one", "--accept")
         self.assertEqual((code, seen), (0, ["1"]), err)

@@ -10,11 +10,11 @@ skips skips whatever its world size. One subprocess test shows the contract of a
 import os
 from unittest import mock
 
-from fixtures import bad_settings
-from fixtures.runs import assert_outcomes, run_case, run_file
-
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.ranks import settings
+
+from fixtures import bad_settings
+from fixtures.runs import assert_outcomes, run_case, run_file
 
 ENV_PREFIXES = ("TORCH_TESTING_EXT_", "PYTORCH_TEST_WITH_")
 BY_NAME = {setting.name: setting for setting in settings.ENV_SETTINGS}

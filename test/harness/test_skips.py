@@ -3,10 +3,7 @@
 import os
 from unittest import mock
 
-from fixtures.runs import run_case
-
 from torch_testing_ext import devices
-from torch_testing_ext.skips import distributed_skips as dist_skips
 from torch_testing_ext.common_distributed import (
     MultiProcessTestCase,
     import_transformers_or_skip,
@@ -18,6 +15,9 @@ from torch_testing_ext.common_distributed import (
 from torch_testing_ext.common_utils import TestCase, run_tests, slowTest
 from torch_testing_ext.fresh_ranks import supervisor
 from torch_testing_ext.ranks.skip_checks import pending_skip
+from torch_testing_ext.skips import distributed_skips as dist_skips
+
+from fixtures.runs import run_case
 
 
 class TestDistributedSkips(TestCase):

@@ -4,16 +4,16 @@ the template decides skips and settings before the world runs, and raises the wo
 
 import warnings
 
-from fixtures import world_cases
-from fixtures.runs import assert_outcomes, run_case
-
-from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
 from torch_testing_ext.ranks.outcomes import RankFailure, Verdict
 from torch_testing_ext.ranks.rank_facts import RankFacts, current_rank_facts, enter_thread_rank, leave_thread_rank
 from torch_testing_ext.ranks.world import RunSettings
 from torch_testing_ext.reporting.status import Status
 from torch_testing_ext.thread_ranks.rank_threads import ThreadRankFailure
+
+from fixtures import world_cases
+from fixtures.runs import assert_outcomes, run_case
 
 WORLDS = {"fresh": world_cases.OnFreshRanks, "kept": world_cases.OnKeptRanks,
           "threads": world_cases.OnThreadRanks}

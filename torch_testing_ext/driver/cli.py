@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
 
-from ..reporting.status import Status
 from ..file_runner.arg_types import positive_int
+from ..reporting.status import Status
 from .discover import NoTestsError, SelectionError, TestTree, find_tests, select_tests, source_path
 from .execute import Executor, RunSettings
 from .file_reports import report_path, write_file_report

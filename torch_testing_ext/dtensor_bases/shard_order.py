@@ -89,4 +89,4 @@ def generate_shard_orders(mesh: DeviceMesh, tensor_rank: int) -> Iterator[tuple[
             for runs in _splits(mesh_dims, parts):
                 for tensor_dims in itertools.combinations(range(tensor_rank), parts):
                     yield _shard_order_from_dict({
-                        dim: ordering[run[0]:run[-1] + 1] for dim, run in zip(tensor_dims, runs)})
+                        dim: ordering[run[0]:run[-1] + 1] for dim, run in zip(tensor_dims, runs, strict=True)})

@@ -9,9 +9,9 @@ import torch.distributed as dist
 
 from .. import cpu_compat, devices
 from .._torch_private import register_fake_backend
-from ..ranks.rank_facts import rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
+from ..ranks.rank_facts import rank_device_index
 from .dynamo_case import reset_dynamo
 
 __all__ = ["dynamo_dist_per_rank_init"]

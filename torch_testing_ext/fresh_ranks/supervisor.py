@@ -21,20 +21,20 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
 from multiprocessing.connection import Connection, wait
 from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
+from typing import Any, Protocol
 
-from ..reporting.stack_dumps import trim_dump
-from ..reporting.status import Status
 from ..ranks import interrupts
-from .fork_server import server_pid
-from .leftovers import Leftover, find_leftovers, kill_leftovers
 from ..ranks.outcomes import RankOutcome
-from .rank_process import run_rank
 from ..ranks.rank_facts import RankFacts, RankTask
 from ..ranks.skip_codes import skip_reason_for_exit_code
+from ..reporting.stack_dumps import trim_dump
+from ..reporting.status import Status
+from .fork_server import server_pid
+from .leftovers import Leftover, find_leftovers, kill_leftovers
+from .rank_process import run_rank
 
 __all__ = ["RanksEnded", "RankWatch", "Watch", "run_ranks", "wait_for_outcomes", "kill_process_group",
            "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]

@@ -9,11 +9,12 @@
    shared filesystem; a rank that cannot see it gets a private one);
 2. ``run``: this rank enters its facts (rank, world size, its local rank's device, backend,
    directory, a rendezvous in the launcher's store) and runs the task under a
-   :class:`Watchdog` (what the task changes in the environment is undone after it); it publishes its :class:`RankOutcome` (a rank with a problem destroys its
-   process groups at once, so that peers waiting in a collective with it raise instead of
-   hanging; an error that follows another rank's failure is reported as *stopped* by it);
-   it waits for every other rank's outcome (until the deadline and :data:`EXCHANGE_GRACE`),
-   destroys the test's groups and returns the verdict of all ranks: every rank reports the same;
+   :class:`Watchdog` (what the task changes in the environment is undone after it); it
+   publishes its :class:`RankOutcome` (a rank with a problem destroys its process groups at
+   once, so that peers waiting in a collective with it raise instead of hanging; an error
+   that follows another rank's failure is reported as *stopped* by it); it waits for every
+   other rank's outcome (until the deadline and :data:`EXCHANGE_GRACE`), destroys the test's
+   groups and returns the verdict of all ranks: every rank reports the same;
 3. ``end`` (after the test's ``tearDown``, also for a test that skipped before ``run``):
    this rank leaves its facts and says it is done with the test; rank 0, whose directory it
    is, waits for the others before removing it (so a peer's ``tearDown`` still finds it, and
@@ -45,14 +46,14 @@ import torch.distributed as dist
 
 from .. import devices
 from .._torch_private import thread_frames
-from ..ranks.outcomes import RankOutcome, Verdict, combine, outcome_of
-from ..ranks.rank_facts import RankFacts, enter_rank, leave_rank
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
-from ..reporting.status import Status
-from ..reporting.tracebacks import format_user_stack
 from ..ranks import interrupts
 from ..ranks.launched_reports import run_abort_hooks
 from ..ranks.launcher_env import LaunchedRank, launched_rank
+from ..ranks.outcomes import RankOutcome, Verdict, combine, outcome_of
+from ..ranks.rank_facts import RankFacts, enter_rank, leave_rank
+from ..reporting.status import Status
+from ..reporting.tracebacks import format_user_stack
 from .launcher_store import MAIN, WATCHDOG, launcher_store, rendezvous_base
 from .outcome_exchange import OutcomeExchange
 from .rank_watchdog import ABORT_EXIT_STATUS, Watchdog

@@ -16,7 +16,7 @@ from .upstream_paths import OURS
 __all__ = ["missing_name", "missing_names"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(module: str) -> ModuleType | None:
     try:
         return importlib.import_module(module)

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from ..ranks.launcher_env import check_every_setting
 from ..launcher.pytest_ranks import give_junitxml_rank_suffix
+from ..ranks.launcher_env import check_every_setting
 from ..ranks.settings import SettingError
 from .rank_failure_report import rank_failure_longrepr
 

@@ -22,11 +22,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .rank_facts import rank_process_facts
 from . import settings
+from .rank_facts import rank_process_facts
 from .settings import SettingError
 
-__all__ = ["LaunchedRank", "launched_rank", "check_every_setting", "too_few_ranks_reason", "LAUNCHER_ENV_NAMES", "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
+__all__ = ["LaunchedRank", "launched_rank", "check_every_setting", "too_few_ranks_reason", "LAUNCHER_ENV_NAMES",
+           "AGENT_STORE_ENV", "RESTART_COUNT_ENV"]
 
 __unittest = True
 

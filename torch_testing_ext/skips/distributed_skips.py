@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from .. import devices
 from ..ranks.launcher_env import launched_rank
 from ..ranks.settings import SettingError
-from .platform_skips import TEST_WITH_ROCM
 from ..ranks.skip_checks import skip_if, skip_when
+from .platform_skips import TEST_WITH_ROCM
 
 __all__ = [
     "skip_if_lt_x_gpu",

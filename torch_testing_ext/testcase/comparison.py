@@ -126,7 +126,7 @@ def assert_equal(
         if len(actual) != len(expected):
             shown = f": {actual!r} != {expected!r}" if len(repr(actual)) + len(repr(expected)) < 2000 else ""
             _fail(path, f"lengths differ: {len(actual)} != {len(expected)}{shown}")
-        for index, (a, e) in enumerate(zip(actual, expected)):
+        for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
             assert_equal(a, e, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
                          exact_device=exact_device, path=f"{path}[{index}]")
     elif type(actual).__module__ == "numpy" or type(expected).__module__ == "numpy":

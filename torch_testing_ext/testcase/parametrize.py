@@ -90,8 +90,8 @@ def parametrize(
             elif name_fn is not None:
                 suffix = _safe_name(name_fn(*args))
             else:
-                suffix = "_".join(f"{n}_{_safe_name(a)}" for n, a in zip(names, args))
-            cases.append(Variant(suffix, dict(zip(names, args)),
+                suffix = "_".join(f"{n}_{_safe_name(a)}" for n, a in zip(names, args, strict=True))
+            cases.append(Variant(suffix, dict(zip(names, args, strict=True)),
                                  tuple(explicit.decorators) if explicit else ()))
         layers = getattr(fn, _PARAMS_ATTR, [])
         setattr(fn, _PARAMS_ATTR, [cases, *layers])

@@ -80,7 +80,7 @@ def _write(writes: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
                              f"shape {tuple(value.shape)}")
     with torch.no_grad():
         values = [value.detach().clone() for _, value in writes]
-        for (output, _), value in zip(writes, values):
+        for (output, _), value in zip(writes, values, strict=True):
             output.detach().copy_(value.reshape(output.shape))
 
 

@@ -1,13 +1,14 @@
 """One test body on ``world_size`` rank threads: the threaded world's start, outcomes and end.
 
 :func:`run_rank_threads` installs the thread-local c10d world, starts one thread per rank, and
-in each enters the rank's facts (``ranks.rank_facts``, for that thread only), creates the default ``threaded`` group (rank r of N, one shared ``HashStore``), runs the
-body, destroys the rank's groups and records the rank's :class:`RankOutcome`. A rank that fails
-tears the world down, so ranks waiting for it in a collective stop at once (``stopped``)
-instead of waiting for the timeout. At the timeout the ranks still running are reported with
-their Python stacks (``timed out``), the world is torn down to wake them, a rank busy in Python
-is interrupted, and every thread is joined: no rank thread outlives the test. Then the
-process's own c10d world comes back.
+in each enters the rank's facts (``ranks.rank_facts``, for that thread only), creates the
+default ``threaded`` group (rank r of N, one shared ``HashStore``), runs the body, destroys
+the rank's groups and records the rank's :class:`RankOutcome`. A rank that fails tears the
+world down, so ranks waiting for it in a collective stop at once (``stopped``) instead of
+waiting for the timeout. At the timeout the ranks still running are reported with their
+Python stacks (``timed out``), the world is torn down to wake them, a rank busy in Python is
+interrupted, and every thread is joined: no rank thread outlives the test. Then the process's
+own c10d world comes back.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch.distributed as dist
 
 from .. import devices
 from .._torch_private import raise_in_thread, thread_frames
+from ..process_groups.teardown import destroy_process_groups
 from ..ranks.outcomes import (
     RankFailure,
     RankOutcome,
@@ -31,12 +33,11 @@ from ..ranks.outcomes import (
     raise_verdict,
 )
 from ..ranks.rank_facts import RankFacts, enter_thread_rank, leave_thread_rank
-from ..process_groups.teardown import destroy_process_groups
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_user_stack
 from . import threaded_pg
-from .collective_exchange import CollectiveAborted, Exchange
 from .c10d_world_per_thread import install_thread_local_world, uninstall_thread_local_world
+from .collective_exchange import CollectiveAborted, Exchange
 
 __all__ = ["ThreadedRun", "ThreadRankFailure", "run_rank_threads", "thread_verdict", "raise_for_outcome"]
 

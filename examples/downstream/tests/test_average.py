@@ -26,7 +26,7 @@ class TestAverageGradients(MultiProcessTestCase):
 
         model(batch.chunk(self.world_size)[self.rank]).pow(2).mean().backward()
         average_gradients(model)
-        for ours, expected in zip(model.parameters(), reference.parameters()):
+        for ours, expected in zip(model.parameters(), reference.parameters(), strict=True):
             self.assertEqual(ours.grad, expected.grad)
 
     def test_global_mean(self):

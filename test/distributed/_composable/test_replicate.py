@@ -71,9 +71,9 @@ class ReplicateStateDictTest(_ReplicateTestBase):
 
     def _check_state_dict_parity(self, expected: dict, actual: dict) -> None:
         self.assertEqual(len(expected), len(actual))
-        for expected_key, actual_key in zip(expected.keys(), actual.keys()):
+        for expected_key, actual_key in zip(expected.keys(), actual.keys(), strict=True):
             self.assertEqual(expected_key, actual_key)
-        for expected_value, actual_value in zip(expected.values(), actual.values()):
+        for expected_value, actual_value in zip(expected.values(), actual.values(), strict=True):
             self.assertEqual(expected_value, actual_value)
 
     def test_replicate_single_module_save_load(self):
@@ -120,7 +120,7 @@ class ReplicateTest(_ReplicateTestBase):
             local_params = list(local.parameters())
             replicated_params = list(replicated.parameters())
             self.assertEqual(len(local_params), len(replicated_params))
-            for expected, actual in zip(local_params, replicated_params):
+            for expected, actual in zip(local_params, replicated_params, strict=True):
                 self.assertEqual(actual, expected, rtol=1.3e-06, atol=5e-5)
             # Same permutation on every rank: the seed is the iteration, not the rank.
             torch.manual_seed(iteration)

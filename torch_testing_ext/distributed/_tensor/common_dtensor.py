@@ -9,21 +9,9 @@ from __future__ import annotations
 
 from ...distributed_bases.subtests import run_subtests
 from ...dtensor_bases.converter import DTensorConverter
-from ...dtensor_bases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
-from ...models.dtensor_models import (
-    Attention,
-    ExpertLayer,
-    Experts,
-    FeedForward,
-    MLPModule,
-    MLPStacked,
-    ModelArgs,
-    RMSNormPython,
-    Transformer,
-    TransformerBlock,
-)
-from ...dtensor_bases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
 from ...dtensor_bases.dtensor_continuous import DTensorContinuousTestBase
+from ...dtensor_bases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
+from ...dtensor_bases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
 from ...dtensor_bases.group_per_rank import DTensorOpTestBase
 from ...dtensor_bases.local_tensor_cases import (
     LocalDTensorContinuousTestBase,
@@ -44,13 +32,25 @@ from ...dtensor_bases.shard_order import (
     redistribute,
     shard_order_to_placement,
 )
+from ...dtensor_bases.with_comms import with_comms
+from ...fresh_ranks.multiprocess_test_case import MultiProcessTestCase
+from ...models.dtensor_models import (
+    Attention,
+    ExpertLayer,
+    Experts,
+    FeedForward,
+    MLPModule,
+    MLPStacked,
+    ModelArgs,
+    RMSNormPython,
+    Transformer,
+    TransformerBlock,
+)
 from ...models.transformer_parallel import (
     ExpertParallel,
     ExpertParallelWithTP,
     TensorParallelForExpert,
 )
-from ...dtensor_bases.with_comms import with_comms
-from ...fresh_ranks.multiprocess_test_case import MultiProcessTestCase
 from ...ranks.skip_codes import TEST_SKIPS
 from ...skips.distributed_skips import skip_if_lt_x_gpu
 
