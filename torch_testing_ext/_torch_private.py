@@ -107,7 +107,7 @@ def stop_forkserver() -> None:
 
     CPython 3.10-3.13 offer no public way to change what a running server preloaded.
     """
-    multiprocessing.forkserver._forkserver._stop()  # type: ignore[attr-defined]
+    multiprocessing.forkserver._forkserver._stop()  # type: ignore[attr-defined]  # not in typeshed
 
 
 @_private("multiprocessing.resource_tracker._resource_tracker._stop()")
@@ -119,13 +119,13 @@ def stop_resource_tracker() -> None:
     """
     import multiprocessing.resource_tracker
 
-    multiprocessing.resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]
+    multiprocessing.resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]  # not in typeshed
 
 
 @_private("multiprocessing.forkserver._forkserver._forkserver_pid")
 def forkserver_pid() -> int | None:
     """The pid of the running fork server, or None when none runs."""
-    return multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]
+    return multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]  # not in typeshed
 
 
 @_private("multiprocessing.current_process()._config['tempdir']")
@@ -134,7 +134,7 @@ def set_multiprocessing_tempdir(path: str) -> str:
 
     Returns the directory in use.
     """
-    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]
+    config = multiprocessing.current_process()._config  # type: ignore[attr-defined]  # not in typeshed
     return config.setdefault("tempdir", path)
 
 
@@ -145,7 +145,7 @@ def run_multiprocessing_finalizers() -> None:
     resource tracker later warns about "leaked semaphore objects", e.g. tqdm's lock)."""
     import multiprocessing.util
 
-    multiprocessing.util._run_finalizers(0)  # type: ignore[attr-defined]
+    multiprocessing.util._run_finalizers(0)  # type: ignore[attr-defined]  # not in typeshed
 
 
 @_private("multiprocessing.util.Finalize(None, callback, exitpriority=-100)")
@@ -220,13 +220,13 @@ def register_fake_backend() -> None:
     """
     import torch.distributed as dist
 
-    if "FAKE" in dist.Backend._plugins:  # type: ignore[attr-defined]
+    if "FAKE" in dist.Backend._plugins:
         return
     from torch._C._distributed_c10d import FakeProcessGroup
 
     def create(common_opts: Any, backend_opts: Any) -> Any:
-        return FakeProcessGroup._create_internal(common_opts.group_rank, common_opts.group_size,
-                                                 backend_opts)
+        return FakeProcessGroup._create_internal(  # type: ignore[call-arg]  # the stub lacks the options
+            common_opts.group_rank, common_opts.group_size, backend_opts)
 
     dist.Backend.register_backend("fake", create, extended_api=True,
                                   devices=["cpu", "cuda", "hpu", "xpu"])
@@ -452,13 +452,13 @@ def fsdp_param_group_module() -> Any:
 def fsdp_param_group_class() -> type:
     """``FSDPParamGroup``: one fully_shard communication group; its methods ``unshard``,
     ``reshard`` and ``post_backward`` run on every forward and backward."""
-    return fsdp_param_group_module().FSDPParamGroup  # type: ignore[no-any-return]
+    return fsdp_param_group_module().FSDPParamGroup
 
 
 @_private("torch.distributed.fsdp._fully_shard._fsdp_param_group.RegisterPostBackwardFunction")
 def fsdp_post_backward_function_class() -> type:
     """The autograd function whose ``backward`` runs fully_shard's post-backward hook."""
-    return fsdp_param_group_module().RegisterPostBackwardFunction  # type: ignore[no-any-return]
+    return fsdp_param_group_module().RegisterPostBackwardFunction
 
 
 @_private("ShardingStrategy._HYBRID_SHARD_ZERO2")
@@ -475,7 +475,7 @@ def composable_checkpoint() -> Callable[..., Any]:
     """The composable activation checkpointing API (``checkpoint(module)`` in place)."""
     from torch.distributed._composable import checkpoint
 
-    return checkpoint  # type: ignore[no-any-return]
+    return checkpoint
 
 
 @_private("torch._inductor.config (its values read and set as attributes)")
@@ -520,7 +520,7 @@ def set_thread_isolated_group_registry(enabled: bool) -> None:
     group name in) per thread while ``enabled``, so rank threads can reuse group names."""
     import torch
 
-    torch._C._distributed_c10d._set_thread_isolation_mode(enabled)
+    torch._C._distributed_c10d._set_thread_isolation_mode(enabled)  # type: ignore[attr-defined]  # not in torch's stubs
 
 
 @_private("sys._current_frames()")
@@ -548,7 +548,7 @@ def raise_in_thread(ident: int, exception: type[BaseException]) -> bool:
 def answer_source_rank(work_class: type) -> type:
     """Class decorator for a Python ``dist.Work``: ``dist.recv(t)`` (from any source) learns the
     sender by calling the work's ``_source_rank()``; make it call the class's ``source_rank()``."""
-    work_class._source_rank = lambda work: work.source_rank()
+    work_class._source_rank = lambda work: work.source_rank()  # type: ignore[attr-defined]  # patched onto any class
     return work_class
 
 

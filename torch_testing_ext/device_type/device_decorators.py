@@ -61,7 +61,7 @@ class dtypes:
         if self.device_type in chosen:
             raise ValueError(f"{fn.__name__}: dtypes given twice for {self.device_type}")
         chosen[self.device_type] = self.args
-        fn.dtypes = chosen  # type: ignore[attr-defined]
+        fn.dtypes = chosen  # type: ignore[attr-defined]  # upstream's mark
         return fn
 
 
@@ -103,7 +103,7 @@ def deviceCountAtLeast(num_required_devices: int) -> Callable[[_F], _F]:
     def decorate(fn: _F) -> _F:
         if hasattr(fn, "num_required_devices"):
             raise ValueError(f"{fn.__name__}: deviceCountAtLeast given twice")
-        fn.num_required_devices = num_required_devices  # type: ignore[attr-defined]
+        fn.num_required_devices = num_required_devices  # type: ignore[attr-defined]  # upstream's mark
         return skip_when(check)(fn)
 
     return decorate

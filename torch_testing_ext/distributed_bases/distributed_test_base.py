@@ -22,8 +22,8 @@ import torch.distributed as dist
 
 from .. import devices
 from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from ..ranks.rank_facts import rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
+from ..ranks.rank_facts import rank_device_index
 
 __all__ = ["DistributedTestBase"]
 
@@ -42,7 +42,7 @@ class DistributedTestBase(MultiProcessTestCase):
         # For upstream-style code that reads it (under a launcher, restored after the test).
         os.environ["WORLD_SIZE"] = str(self.world_size)
 
-    def backend(self, device: str) -> str:  # type: ignore[override]
+    def backend(self, device: str) -> str:  # type: ignore[override]  # upstream's method, not a property
         """The default process-group backend for ``device`` (cpu: gloo, cuda: nccl, xpu: xccl)."""
         return devices.default_backend(device)
 

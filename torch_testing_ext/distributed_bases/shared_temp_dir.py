@@ -80,4 +80,4 @@ def with_temp_dir(func: _F | None = None) -> _F:
         finally:
             shutil.rmtree(self.temp_dir, ignore_errors=True)
 
-    return with_directory  # type: ignore[return-value]
+    return with_directory  # type: ignore[return-value]  # functools.wraps keeps func's signature

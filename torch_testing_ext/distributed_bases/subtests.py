@@ -40,7 +40,7 @@ def run_subtests(
     """
     names = list(subtest_config)
     for values in itertools.product(*subtest_config.values()):
-        combination = dict(zip(names, values))
+        combination = dict(zip(names, values, strict=True))
         with cls_inst.subTest(**combination):
             torch.compiler.reset()
             try:
@@ -60,4 +60,5 @@ class SubtestsMixin:
     def run_subtests(self, subtest_config: dict[str, list[Any]], test_fn: Callable[..., Any],
                      *test_args: Any, **test_kwargs: Any) -> None:
         """:func:`run_subtests` with this test as the first argument."""
-        run_subtests(self, subtest_config, test_fn, *test_args, **test_kwargs)  # type: ignore[arg-type]
+        run_subtests(self,  # type: ignore[arg-type]  # a mixin of TestCases
+                     subtest_config, test_fn, *test_args, **test_kwargs)

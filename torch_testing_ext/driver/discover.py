@@ -126,12 +126,12 @@ def find_tests(paths: Sequence[str], test_dir: Path | None, default_dir: Path) -
         root = default_dir.absolute()  # names as in a run of the whole default directory
     else:
         root = _common_root(list(resolved.values()))
-    names = set()
+    found_names: set[str] = set()
     for given, found in files.items():
         if not all(path.is_relative_to(root) for path in found):
             raise SelectionError(f"{given}: not under the test directory {test_dir}")
-        names.update(_name(root, path) for path in found)
-    return TestTree(root, sorted(names))
+        found_names.update(_name(root, path) for path in found)
+    return TestTree(root, sorted(found_names))
 
 
 def source_path(test_dir: Path, name: str) -> Path:

@@ -85,9 +85,17 @@ def _clip(text: str) -> str:
     return text if len(text) <= _OUTPUT_LIMIT else "[...]\n" + text[-_OUTPUT_LIMIT:]
 
 
+def _failure_tag(status: Status) -> str:
+    """``failure`` or ``error``: the JUnit element of a failed ``status``."""
+    tag = junit_tag(status)
+    if tag is None or tag == "skipped":
+        raise ValueError(f"a {status} test has no failure element")
+    return tag
+
+
 def _surefire_tag(prefix: str, status: Status) -> str:
     """``flakyFailure``, ``rerunError``...: a Surefire rerun element for a failed ``status``."""
-    return prefix + junit_tag(status).capitalize()
+    return prefix + _failure_tag(status).capitalize()
 
 
 def _rerun_children(case: ET.Element, runs: Sequence[Attempt], selector: str, flaky: bool) -> None:
@@ -104,7 +112,7 @@ def _rerun_children(case: ET.Element, runs: Sequence[Attempt], selector: str, fl
         else:
             message = f"rerun {run.status} ({exit_text(run.exit_code)})"
         child = ET.SubElement(case, _surefire_tag("flaky" if flaky else "rerun", status),
-                              message=message, type=junit_tag(status))
+                              message=message, type=_failure_tag(status))
         ET.SubElement(child, "stackTrace").text = failed[0].details if failed else _clip(run.output)
         ET.SubElement(child, "system-out").text = _clip(run.output)
 
@@ -153,7 +161,7 @@ def _suite(root: ET.Element, result: EntryResult, file: str) -> dict[str, int]:
     consistent = set(result.consistent)
     for outcome in attempt.outcomes:
         if outcome.failing and outcome.selector in consistent:
-            counts[junit_tag(outcome.status) + "s"] += 1  # "failures" or "errors"
+            counts[_failure_tag(outcome.status) + "s"] += 1  # "failures" or "errors"
     if attempt.status not in (Status.PASSED, Status.FAILED):
         name, message = _synthetic_case(attempt)
         case = add_testcase(suite, entry.name.replace("/", "."), name, attempt.seconds,
@@ -161,10 +169,10 @@ def _suite(root: ET.Element, result: EntryResult, file: str) -> dict[str, int]:
                             file=file)
         case.set("synthetic", "true")
         counts["tests"] += 1
-        counts[junit_tag(attempt.status) + "s"] += 1
+        counts[_failure_tag(attempt.status) + "s"] += 1
     ET.SubElement(suite, "system-out").text = _clip(attempt.output)
-    for key, value in counts.items():
-        suite.set(key, str(value))
+    for key, count in counts.items():
+        suite.set(key, str(count))
     return counts
 
 
@@ -217,7 +225,7 @@ def read_file_runs(report_dir: Path) -> tuple[list[FileRun], list[Path]]:
             cases = [c for c in suite.iter("testcase") if c.get("synthetic") != "true"]
             outcomes = [_outcome(c) for c in cases]
             rerun_seconds = {outcome.selector: _seconds(case.get("rerun_time"))
-                             for outcome, case in zip(outcomes, cases) if case.get("rerun_time")}
+                             for outcome, case in zip(outcomes, cases, strict=True) if case.get("rerun_time")}
             runs.append(FileRun(props["test_file"], wall, outcomes, status, rerun_seconds))
             found = True
         if not found:

@@ -45,10 +45,13 @@ def list_tests(
         lines = [line.strip() for line in process.output().splitlines() if line.strip()]
     # Ids are "Class.test_x" (or "module.Class.test_x"). Anything else means the listing cannot
     # be trusted, and a test missing from it would never run: better not to split at all.
-    matches = [_TEST_ID.match(line) for line in lines]
-    if not matches or not all(matches):
-        return None
-    return sorted({match.group(1) for match in matches})
+    ids = set()
+    for line in lines:
+        match = _TEST_ID.match(line)
+        if match is None:
+            return None
+        ids.add(match.group(1))
+    return sorted(ids) or None
 
 
 def list_splittable(

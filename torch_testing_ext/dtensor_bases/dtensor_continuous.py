@@ -26,7 +26,8 @@ __all__ = ["DTensorContinuousTestBase"]
 __unittest = True
 
 
-class DTensorContinuousTestBase(GroupsPerTest, DTensorTestMixin, MultiProcContinuousTest):
+class DTensorContinuousTestBase(  # type: ignore[misc]  # device_type: the mixin's property wins the classmethod
+        GroupsPerTest, DTensorTestMixin, MultiProcContinuousTest):
     """DTensor tests sharing ``world_size`` kept ranks (default :data:`NUM_DEVICES`)."""
 
     world_size: int = NUM_DEVICES

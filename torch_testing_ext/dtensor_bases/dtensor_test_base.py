@@ -28,12 +28,12 @@ from .. import devices
 from .._torch_private import tree_flatten, tree_unflatten
 from ..distributed_bases.subtests import SubtestsMixin
 from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from ..ranks.rank_facts import rank_device_index
-from ..ranks.skip_codes import TEST_SKIPS
 from ..process_groups.rendezvous import rendezvous_init_method
 from ..process_groups.teardown import destroy_process_groups
-from ..skips.distributed_skips import ACCELERATOR_DIST_BACKENDS
+from ..ranks.rank_facts import rank_device_index
 from ..ranks.skip_checks import skip_when
+from ..ranks.skip_codes import TEST_SKIPS
+from ..skips.distributed_skips import ACCELERATOR_DIST_BACKENDS
 from .converter import DTensorConverter
 from .dtensor_facts import NUM_DEVICES, mesh_device_type
 
@@ -88,17 +88,17 @@ class DTensorTestMixin(SubtestsMixin):
         return False
 
     @property
-    def device_type(self) -> str:  # type: ignore[override]
+    def device_type(self) -> str:
         """The accelerator type when it has a device per rank, else ``"cpu"``."""
         return mesh_device_type(self.world_size)
 
     @property
-    def backend(self) -> str:  # type: ignore[override]
+    def backend(self) -> str:
         """The default process-group backend of ``device_type``."""
         return devices.default_backend(self.device_type)
 
     @property
-    def device(self) -> str:  # type: ignore[override]
+    def device(self) -> str:
         """This rank's device on ``device_type``: ``"cpu"``, or ``"<type>:<index>"`` (the
         rank; under a launcher, the local rank)."""
         return "cpu" if self.device_type == "cpu" else f"{self.device_type}:{rank_device_index(self.rank)}"

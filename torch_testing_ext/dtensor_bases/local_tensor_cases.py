@@ -18,9 +18,9 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import DeviceMesh
 
 from .._torch_private import local_tensor_api, reset_dtensor_rng_tracker, set_record_function_enabled
-from ..testcase.tensor_testcase import TestCase
 from ..process_groups.fake_store import FakeStore
 from ..process_groups.teardown import destroy_process_groups
+from ..testcase.tensor_testcase import TestCase
 from .dtensor_continuous import DTensorContinuousTestBase
 from .dtensor_test_base import DTensorTestBase
 from .group_per_rank import DTensorOpTestBase
@@ -48,7 +48,7 @@ class _LocalRanks:
 
     def __init__(self, methodName: str = "runTest") -> None:
         # Not the rank-process bases' __init__, which would send the method to rank processes.
-        TestCase.__init__(self, methodName)  # type: ignore[arg-type]
+        TestCase.__init__(self, methodName)  # type: ignore[arg-type]  # a mixin of TestCases
 
     @property
     def is_local_tensor_enabled(self) -> bool:
@@ -62,10 +62,10 @@ class _LocalRanks:
 
     @property
     def device(self) -> str:
-        return self.device_type  # type: ignore[attr-defined]
+        return self.device_type  # type: ignore[attr-defined]  # from the DTensor base after it
 
     def setUp(self) -> None:
-        TestCase.setUp(self)  # type: ignore[arg-type]
+        TestCase.setUp(self)  # type: ignore[arg-type]  # a mixin of TestCases
         if not HAS_LOCAL_TENSOR:
             raise unittest.SkipTest(_SKIP_REASON)
         set_record_function_enabled(False)
@@ -73,7 +73,7 @@ class _LocalRanks:
     def tearDown(self) -> None:
         reset_dtensor_rng_tracker()
         destroy_process_groups()  # a test that failed inside with_comms left its fake group
-        TestCase.tearDown(self)  # type: ignore[arg-type]
+        TestCase.tearDown(self)  # type: ignore[arg-type]  # a mixin of TestCases
         set_record_function_enabled(True)
 
     def _get_local_tensor_mode(self) -> Any:
@@ -82,7 +82,7 @@ class _LocalRanks:
 
     def build_device_mesh(self) -> DeviceMesh:
         with _local_tensor_mode_off():
-            return super().build_device_mesh()  # type: ignore[misc]
+            return super().build_device_mesh()  # type: ignore[misc]  # from the DTensor base after it
 
     def init_pg(self, eager_init: bool = False, backend: str | None = None) -> None:
         """Create a ``fake`` default group of ``world_size`` (this process is rank 0)."""
@@ -95,15 +95,16 @@ class _LocalRanks:
         torch.manual_seed(0)  # one process: the same stream for every simulated rank
 
 
-class LocalDTensorTestBase(_LocalRanks, DTensorTestBase):  # type: ignore[misc]
+class LocalDTensorTestBase(_LocalRanks, DTensorTestBase):  # type: ignore[override]  # rank: a symbolic int
     """``DTensorTestBase`` with its ranks simulated by LocalTensor in one process."""
 
 
-class LocalDTensorOpTestBase(_LocalRanks, DTensorOpTestBase):  # type: ignore[misc]
+class LocalDTensorOpTestBase(_LocalRanks, DTensorOpTestBase):  # type: ignore[override]  # rank: a symbolic int
     """``DTensorOpTestBase`` with its ranks simulated by LocalTensor in one process."""
 
 
-class LocalDTensorContinuousTestBase(_LocalRanks, DTensorContinuousTestBase):  # type: ignore[misc]
+class LocalDTensorContinuousTestBase(  # type: ignore[misc, override]  # device_type as in its base; rank: symbolic
+    _LocalRanks, DTensorContinuousTestBase):
     """``DTensorContinuousTestBase`` with its ranks simulated by LocalTensor; the fake group
     lives for the whole test (the test methods have no ``with_comms``)."""
 

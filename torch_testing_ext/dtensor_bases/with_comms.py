@@ -41,7 +41,7 @@ def _with_group(func: _F, eager_init: bool, backend: str | None) -> _F:
         self.destroy_pg()
         return result
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper  # type: ignore[return-value]  # functools.wraps keeps func's signature
 
 
 def with_comms(eager_init: bool | Callable[..., Any] = False,

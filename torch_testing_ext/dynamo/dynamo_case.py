@@ -18,8 +18,8 @@ import torch
 
 from .. import devices
 from .._torch_private import clear_dynamo_counters, patch_dynamo_config
-from ..testcase.tensor_testcase import TestCase
 from ..file_runner.main import run_tests as _run_tests
+from ..testcase.tensor_testcase import TestCase
 
 __all__ = ["DynamoTestCase", "DynamoResetInRanks", "reset_dynamo", "run_tests_if_available"]
 
@@ -37,12 +37,12 @@ class DynamoResetInRanks:
     each test (compiled frames and counters of one test never reach the next)."""
 
     def setUpRank(self) -> None:
-        super().setUpRank()  # type: ignore[misc]
+        super().setUpRank()  # type: ignore[misc]  # a mixin: the rank test case after it has the hook
         reset_dynamo()
 
     def tearDownRank(self) -> None:
         reset_dynamo()
-        super().tearDownRank()  # type: ignore[misc]
+        super().tearDownRank()  # type: ignore[misc]  # a mixin: the rank test case after it has the hook
 
 
 class DynamoTestCase(TestCase):

@@ -70,7 +70,7 @@ class DynamoDistributedMultiProcTestCase(DynamoResetInRanks, MultiProcessTestCas
     warm_inductor_in_server = True
 
     @property
-    def world_size(self) -> int:  # type: ignore[override]
+    def world_size(self) -> int:  # type: ignore[override]  # a property over the base's attribute
         return multiproc_world_size()
 
     @property

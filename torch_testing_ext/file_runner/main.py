@@ -21,11 +21,11 @@ import unittest
 from collections.abc import Iterator
 from typing import NoReturn
 
-from ..testcase.tensor_testcase import set_default_seed
+from ..ranks import interrupts, settings
 from ..ranks.launched_reports import abort_hook, rank_report_path, summary_stream
 from ..ranks.launcher_env import LaunchedRank, check_every_setting, launched_rank
 from ..reporting.status import Status
-from ..ranks import interrupts, settings
+from ..testcase.tensor_testcase import set_default_seed
 from .arg_types import positive_int
 from .recording_result import RecordingTestResult, write_junit_xml
 
@@ -79,14 +79,14 @@ def _iter_tests(suite: unittest.TestSuite) -> Iterator[unittest.TestCase]:
             yield item
 
 
-def _load(module: object, names: list[str], patterns: list[str]) -> unittest.TestSuite:
+def _load(module: types.ModuleType, names: list[str], patterns: list[str]) -> unittest.TestSuite:
     loader = unittest.TestLoader()
     if patterns:
         loader.testNamePatterns = [p if "*" in p else f"*{p}*" for p in patterns]
     if not names:
         return loader.loadTestsFromModule(module)
     for name in names:
-        target = module
+        target: object = module
         for part in name.split("."):
             target = getattr(target, part, None)
             if target is None:
@@ -157,7 +157,7 @@ def _run_unittest(args: argparse.Namespace, file: _TestFile, suite: unittest.Tes
         write_xml()
 
     runner = unittest.TextTestRunner(stream=summary_stream(launched), verbosity=2 if args.verbose else 1,
-                                     resultclass=make_result)  # type: ignore[arg-type]
+                                     resultclass=make_result)
     success = True
     try:
         with abort_hook(write_xml_of_hung_test):

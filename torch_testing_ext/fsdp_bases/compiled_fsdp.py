@@ -66,6 +66,6 @@ def compiled_fsdp_test(compile_compute_on_module: type | None = None) -> Callabl
                     swapped_on_every_rank(namespace, "fully_shard", compiling):
                 func(*args, **kwargs)
 
-        return eager_then_compiled  # type: ignore[return-value]
+        return eager_then_compiled  # type: ignore[return-value]  # functools.wraps keeps func's signature
 
     return decorate

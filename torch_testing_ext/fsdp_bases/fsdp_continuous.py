@@ -21,10 +21,10 @@ import os
 import torch.distributed as dist
 
 from .. import devices
-from ..kept_ranks.continuous_test_case import MultiProcContinuousTest
-from ..kept_ranks.subgroup_cleanup import GroupsPerTest
 from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import DynamoResetInRanks
+from ..kept_ranks.continuous_test_case import MultiProcContinuousTest
+from ..kept_ranks.subgroup_cleanup import GroupsPerTest
 from ..ranks.world import RunSettings
 from .fsdp_test_case import fsdp_world_size, skip_without_a_device_per_rank
 
@@ -37,7 +37,7 @@ class FSDPTestContinuous(GroupsPerTest, DynamoResetInRanks, SubtestsMixin, Multi
     """FSDP tests sharing ``world_size`` kept ranks (see :func:`fsdp_world_size`)."""
 
     @property
-    def world_size(self) -> int:  # type: ignore[override]
+    def world_size(self) -> int:  # type: ignore[override]  # a property over the base's attribute
         return fsdp_world_size()
 
     @classmethod

@@ -21,12 +21,12 @@ import torch.distributed as dist
 from .. import devices
 from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo.dynamo_case import DynamoResetInRanks
-from ..ranks.world import RunSettings
-from ..ranks.launcher_env import launched_rank
 from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from ..ranks.rank_facts import current_rank_facts, rank_device_index
 from ..process_groups.rendezvous import rendezvous_init_method
+from ..ranks.launcher_env import launched_rank
+from ..ranks.rank_facts import current_rank_facts, rank_device_index
 from ..ranks.skip_codes import multi_gpu_skip
+from ..ranks.world import RunSettings
 
 __all__ = ["FSDPTest", "fsdp_world_size", "skip_without_a_device_per_rank", "MAX_WORLD_SIZE",
            "CPU_WORLD_SIZE"]
@@ -67,7 +67,7 @@ class FSDPTest(DynamoResetInRanks, SubtestsMixin, MultiProcessTestCase):
     """
 
     @property
-    def world_size(self) -> int:  # type: ignore[override]
+    def world_size(self) -> int:  # type: ignore[override]  # a property over the base's attribute
         return fsdp_world_size()
 
     @property

@@ -47,7 +47,7 @@ class FSDPTestMultiThread(SubtestsMixin, MultiThreadedTestCase):
     """
 
     @property
-    def world_size(self) -> int:  # type: ignore[override]
+    def world_size(self) -> int:  # type: ignore[override]  # a property over the base's attribute
         return fsdp_thread_world_size()
 
     def perThreadSetUp(self) -> None:

@@ -33,11 +33,12 @@ def check_sharded_parity(cls: unittest.TestCase, replicated_module: nn.Module,
     if len(replicated) != len(sharded):
         raise AssertionError(f"the replicated module has {len(replicated)} parameters, the "
                              f"sharded one {len(sharded)}")
-    for (name, reference), (sharded_name, param) in zip(replicated, sharded):
+    for (name, reference), (sharded_name, param) in zip(replicated, sharded, strict=True):
         for prefix in prefixes_to_ignore:
             sharded_name = sharded_name.replace(prefix, "")
         cls.assertEqual(name, sharded_name)
-        cls.assertIsInstance(param, DTensor, f"{sharded_name} is not sharded")
+        if not isinstance(param, DTensor):
+            cls.fail(f"{sharded_name} is not sharded (a {type(param).__name__}, not a DTensor)")
         mesh, placements = param.device_mesh, param.placements
         if tuple(placements) == (Shard(0), Shard(0)):
             # fully_shard lays out dim 0 over two mesh dims differently from distribute_tensor.
@@ -45,13 +46,16 @@ def check_sharded_parity(cls: unittest.TestCase, replicated_module: nn.Module,
                                  "parameter with distribute_tensor's layout")
         expected = distribute_tensor(reference, mesh, placements).to_local()
         cls.assertEqual(param.to_local(), expected, msg=f"parameter {sharded_name} differs")
+        grad = param.grad
         if reference.grad is None:
-            cls.assertIsNone(param.grad, f"{sharded_name} has a gradient; the reference none")
+            cls.assertIsNone(grad, f"{sharded_name} has a gradient; the reference none")
             continue
-        cls.assertIsNotNone(param.grad, f"{sharded_name} has no gradient; the reference has one")
-        cls.assertIsInstance(param.grad, DTensor, f"the gradient of {sharded_name} is not sharded")
+        if grad is None:
+            cls.fail(f"{sharded_name} has no gradient; the reference has one")
+        if not isinstance(grad, DTensor):
+            cls.fail(f"the gradient of {sharded_name} is not sharded (a {type(grad).__name__})")
         expected_grad = distribute_tensor(reference.grad, mesh, placements).to_local()
-        cls.assertEqual(param.grad.to_local(), expected_grad,
+        cls.assertEqual(grad.to_local(), expected_grad,
                         msg=f"gradient of {sharded_name} differs")
 
 

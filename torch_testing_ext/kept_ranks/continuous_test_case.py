@@ -81,7 +81,7 @@ class MultiProcContinuousTest(RanksTestCase):
     MAIN_PROCESS_RANK = -1
     world_size: int = _UNSET
     # Upstream's class attribute, which each rank sets for itself (a classmethod may read it).
-    rank: int = MAIN_PROCESS_RANK  # type: ignore[assignment]  # shadows the template's property
+    rank: int = MAIN_PROCESS_RANK
     timeout: datetime.timedelta | float = DEFAULT_CONTINUOUS_TIMEOUT  # type: ignore[assignment]  # upstream takes a timedelta
     rdvz_file: str | None = None
     pg: Any = None
@@ -136,7 +136,8 @@ class MultiProcContinuousTest(RanksTestCase):
             del cls._worlds
             leftovers = worlds.close()
             if leftovers:
-                warnings.warn(LeftoverProcessWarning(f"{cls.__qualname__}: {leftovers}"))
+                # stacklevel 1: the message names the class; the caller is unittest's suite
+                warnings.warn(LeftoverProcessWarning(f"{cls.__qualname__}: {leftovers}"), stacklevel=1)
         super().tearDownClass()
 
     def _world_size(self) -> int:

@@ -20,10 +20,10 @@ import traceback
 from multiprocessing.connection import Connection
 
 from .._torch_private import run_multiprocessing_finalizers
-from ..ranks.outcomes import RankOutcome, outcome_of
 from ..fresh_ranks.rank_process import become_rank, resolve_class, run_test_method
-from ..ranks.rank_facts import RankFacts
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
+from ..ranks.outcomes import RankOutcome, outcome_of
+from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
 from .leak_check import RankState, find_leaks
 
@@ -45,9 +45,9 @@ def _make_world(cls: type, facts: RankFacts) -> RankOutcome | None:
     """Run the class's ``_init_pg``; None if the world is ready, else the outcome every test
     gets instead."""
     cls.rank = facts.rank  # type: ignore[attr-defined]  # upstream's class attributes
-    cls.world_size = facts.world_size  # type: ignore[attr-defined]
+    cls.world_size = facts.world_size  # type: ignore[attr-defined]  # upstream's class attributes
     try:
-        cls._init_pg(facts.rank, facts.world_size, facts.file_name)  # type: ignore[attr-defined]
+        cls._init_pg(facts.rank, facts.world_size, facts.file_name)  # type: ignore[attr-defined]  # the class's hook
     except BaseException as error:  # the world could not be made: every test says why
         outcome = outcome_of(facts.rank, error)
         if outcome.status is not Status.SKIPPED:

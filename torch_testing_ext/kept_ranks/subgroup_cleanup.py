@@ -24,11 +24,11 @@ class GroupsPerTest:
     _groups_before_test: list[Any]
 
     def setUpRank(self) -> None:
-        super().setUpRank()  # type: ignore[misc]
+        super().setUpRank()  # type: ignore[misc]  # a mixin: the rank test case after it has the hook
         self._groups_before_test = live_process_groups()
 
     def tearDownRank(self) -> None:
         try:
             destroy_groups_made_since(self._groups_before_test)
         finally:
-            super().tearDownRank()  # type: ignore[misc]
+            super().tearDownRank()  # type: ignore[misc]  # a mixin: the rank test case after it has the hook

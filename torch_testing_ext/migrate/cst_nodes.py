@@ -13,9 +13,9 @@ try:
     with warnings.catch_warnings():  # LibCST's own use of a deprecated mypy_extensions name
         warnings.simplefilter("ignore", DeprecationWarning)
         import libcst as cst
-        import libcst.metadata
+        import libcst.metadata  # noqa: F401  # loads cst.metadata, which name_references uses
 except ImportError:  # the command line says so in one line; see require_libcst
-    cst = None  # type: ignore[assignment]
+    cst = None  # type: ignore[assignment]  # LibCST is optional
 
 __all__ = ["cst", "LibCSTMissing", "require_libcst", "dotted_name", "Transformer", "Visitor"]
 

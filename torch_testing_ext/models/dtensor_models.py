@@ -92,6 +92,11 @@ class Attention(nn.Module):
     """Multi-head self-attention (``wq``, ``wk``, ``wv``, ``wo``, no biases), causal when
     ``use_attn_mask``."""
 
+    wq: nn.Linear
+    wk: nn.Linear
+    wv: nn.Linear
+    wo: nn.Linear
+
     def __init__(self, args: ModelArgs) -> None:
         super().__init__()
         if args.dim % args.n_heads:

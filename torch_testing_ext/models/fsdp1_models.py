@@ -78,6 +78,9 @@ class TransformerWithSharedParams(FSDPTestModel):
     share one weight, with buffers ``vocab_bias`` (float) and ``long_buffer`` (long) and a
     ``BatchNorm1d`` (or ``Identity`` without ``add_bn``) on the target embedding."""
 
+    vocab_bias: torch.Tensor
+    long_buffer: torch.Tensor
+
     def __init__(self, group: dist.ProcessGroup, device_init_mode: DEVICEInitMode, add_bn: bool,
                  deterministic: bool) -> None:
         super().__init__()

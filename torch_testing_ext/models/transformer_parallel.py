@@ -39,9 +39,9 @@ __all__ = ["TensorParallelForExpert", "ExpertParallel", "ExpertParallelWithTP",
 __unittest = True
 
 
-def _gather_tokens(x: torch.Tensor, mesh: DeviceMesh, layout: Placement = Shard(0)) -> torch.Tensor:
+def _gather_tokens(x: torch.Tensor, mesh: DeviceMesh) -> torch.Tensor:
     """Every rank's tokens, concatenated on dim 0; the gradient is reduce-scattered back."""
-    whole = DTensor.from_local(x, mesh, [layout]).redistribute(mesh, [Replicate()])
+    whole = DTensor.from_local(x, mesh, [Shard(0)]).redistribute(mesh, [Replicate()])
     return whole.to_local(grad_placements=[Partial()])
 
 
@@ -85,8 +85,12 @@ class TensorParallelForExpert(ParallelStyle):
         def outputs(mod: nn.Module, out: torch.Tensor, mesh: DeviceMesh) -> torch.Tensor:
             return _sum_outputs(out, mesh, self.output_layouts)
 
-        return distribute_module(module, device_mesh, partition_fn=partition, input_fn=inputs,
-                                 output_fn=outputs)
+        # The hooks distribute_module would register for input_fn and output_fn (which torch
+        # annotates as returning None, though they return the new inputs and output).
+        module = distribute_module(module, device_mesh, partition_fn=partition)
+        module.register_forward_pre_hook(lambda mod, args: inputs(mod, args, device_mesh))
+        module.register_forward_hook(lambda mod, args, out: outputs(mod, out, device_mesh))
+        return module
 
 
 class ExpertParallel(ParallelStyle):
@@ -104,8 +108,11 @@ class ExpertParallel(ParallelStyle):
         def combine(mod: nn.Module, out: torch.Tensor, mesh: DeviceMesh) -> torch.Tensor:
             return _sum_outputs(out, mesh, Shard(0))
 
-        return distribute_module(module, device_mesh, partition_fn=partition, input_fn=dispatch,
-                                 output_fn=combine)
+        # The hooks registered as in TensorParallelForExpert.
+        module = distribute_module(module, device_mesh, partition_fn=partition)
+        module.register_forward_pre_hook(lambda mod, args: dispatch(mod, args, device_mesh))
+        module.register_forward_hook(lambda mod, args, out: combine(mod, out, device_mesh))
+        return module
 
 
 class ExpertParallelWithTP(ParallelStyle):
@@ -120,7 +127,7 @@ class ExpertParallelWithTP(ParallelStyle):
         self.ep_tp_mesh = concatenate_meshes([ep_mesh, tp_mesh])
 
     def _apply(self, module: nn.Module, device_mesh: DeviceMesh) -> nn.Module:
-        experts = module.experts
+        experts = module.get_submodule("experts")
         _shard_expert_weights(experts, self.ep_tp_mesh,
                               {"w1": [Shard(0), Shard(1)], "w2": [Shard(0), Shard(2)]})
         ep_mesh, tp_mesh = self.ep_mesh, self.tp_mesh
@@ -148,12 +155,11 @@ def _layer_plan(layer: nn.Module, seq_parallel: bool, local_output_for_attn: boo
         plan["ffn_norm"] = SequenceParallel()
     for name in ("wq", "wk", "wv"):
         plan[f"attention.{name}"] = ColwiseParallel(use_local_output=local_output_for_attn)
-    rowwise_out = {"output_layouts": Shard(1)} if seq_parallel else {}
-    plan["attention.wo"] = RowwiseParallel(**rowwise_out)
+    sequence = Shard(1) if seq_parallel else None  # None: the style's default layout
+    plan["attention.wo"] = RowwiseParallel(output_layouts=sequence)
     if not layer.has_experts:
-        colwise_in = {"input_layouts": Shard(1)} if seq_parallel else {}
-        plan["feed_forward.w1"] = ColwiseParallel(**colwise_in)
-        plan["feed_forward.w2"] = RowwiseParallel(**rowwise_out)
+        plan["feed_forward.w1"] = ColwiseParallel(input_layouts=sequence)
+        plan["feed_forward.w2"] = RowwiseParallel(output_layouts=sequence)
     elif experts_on_tp:
         layouts = {"input_layouts": Shard(0), "output_layouts": Shard(0)} if seq_parallel else {}
         plan["expert_layer.experts"] = TensorParallelForExpert(**layouts)
@@ -164,6 +170,9 @@ def parallelize_transformer(module: nn.Module, tp_mesh: DeviceMesh | None, use_s
                             local_output_for_attn: bool = False,
                             ep_mesh: DeviceMesh | None = None) -> nn.Module:
     """What ``Transformer.parallelize`` does to a ``Transformer`` (see the module docstring)."""
+    # ``module`` is a dtensor_models.Transformer, which imports this module and so cannot be
+    # named here: its parts are read through ``model``, as untyped as nn.Module's attributes.
+    model: Any = module
     if tp_mesh is None and ep_mesh is None:
         raise ValueError("Transformer.parallelize needs tp_mesh, ep_mesh or both")
     if tp_mesh is not None:
@@ -177,7 +186,7 @@ def parallelize_transformer(module: nn.Module, tp_mesh: DeviceMesh | None, use_s
         if use_seq_parallel:
             root["norm"] = SequenceParallel()
         parallelize_module(module, tp_mesh, root)
-    for layer in module.layers:
+    for layer in model.layers:
         if tp_mesh is not None:
             plan = _layer_plan(layer, use_seq_parallel, local_output_for_attn, ep_mesh is None)
             parallelize_module(layer, tp_mesh, plan)
@@ -189,10 +198,10 @@ def parallelize_transformer(module: nn.Module, tp_mesh: DeviceMesh | None, use_s
     if tp_mesh is not None:
         output_style = (ColwiseParallel(input_layouts=Shard(1), output_layouts=Replicate())
                         if use_seq_parallel else ColwiseParallel(output_layouts=Replicate()))
-        parallelize_module(module.output, tp_mesh, output_style)
+        parallelize_module(model.output, tp_mesh, output_style)
         if local_output_for_attn:
-            for layer in module.layers:
-                layer.attention.n_heads = module.model_args.n_heads // tp_mesh.size()
-        if module.model_args.weight_tying:
-            module.output.weight = module.tok_embeddings.weight  # share again after sharding
+            for layer in model.layers:
+                layer.attention.n_heads = model.model_args.n_heads // tp_mesh.size()
+        if model.model_args.weight_tying:
+            model.output.weight = model.tok_embeddings.weight  # share again after sharding
     return module

@@ -46,6 +46,6 @@ def with_dist_debug_levels(levels: Iterable[str]) -> Callable[[_F], _F]:
                 dist.set_debug_level_from_env()
             return result
 
-        return each_level  # type: ignore[return-value]
+        return each_level  # type: ignore[return-value]  # functools.wraps keeps fn's signature
 
     return decorate

@@ -20,7 +20,7 @@ AssertionError: 2.0 != 3.0``.
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -40,14 +40,11 @@ def rank_failure_longrepr(excinfo: pytest.ExceptionInfo[BaseException]) -> Any |
     if not isinstance(error, RanksDidNotPass):
         return None
     longrepr = excinfo.getrepr(style="value", chain=False)
-    chain = list(getattr(longrepr, "chain", ()))
-    if not chain:
-        return None
-    reprtraceback, reprcrash, description = chain[-1]
-    entries = getattr(reprtraceback, "reprentries", ())
+    # Changed in place: the report and its one-link chain hold the same traceback and crash
+    # location objects, made for this call.
+    entries: Sequence[Any] = longrepr.reprtraceback.reprentries
     if entries and getattr(entries[-1], "lines", None):
         entries[-1].lines[0] = f"{type(error).__name__}: {entries[-1].lines[0]}"
-    if reprcrash is not None and error.headline:
-        reprcrash = dataclasses.replace(reprcrash, message=error.headline)
-    chain[-1] = (reprtraceback, reprcrash, description)
-    return type(longrepr)(chain)
+    if longrepr.reprcrash is not None and error.headline:
+        longrepr.reprcrash.message = error.headline
+    return longrepr

@@ -53,7 +53,7 @@ def skip_when(check: SkipCheck) -> Callable[[_F], _F]:
                 if name.startswith("test") and callable(method):
                     setattr(target, name, _decorate_function(method, check))
             return target
-        return _decorate_function(target, check)  # type: ignore[return-value]
+        return _decorate_function(target, check)  # type: ignore[return-value]  # a wrapper with fn's signature
 
     return decorate
 

@@ -38,7 +38,7 @@ def multi_gpu_skip(n: int) -> TestSkip:
     return TestSkip(code, f"Need at least {n} CUDA device{'s' * (n != 1)}")
 
 
-class _SkipTable(dict):  # type: ignore[type-arg]
+class _SkipTable(dict[str, TestSkip]):
     """Upstream's table, answering ``"multi-gpu-<n>"`` for any GPU count."""
 
     def __missing__(self, key: str) -> TestSkip:

@@ -83,7 +83,7 @@ class TestCase(expecttest.TestCase):
         super().setUp()
         seed_everything()
 
-    def assertEqual(  # type: ignore[override]
+    def assertEqual(
         self, actual: Any, expected: Any, msg: str | None = None,
         **options: Unpack[ComparisonOptions],
     ) -> None:
@@ -91,7 +91,7 @@ class TestCase(expecttest.TestCase):
         if mismatch is not None:
             raise self.failureException(f"{msg}\n{mismatch}" if msg else mismatch)
 
-    def assertNotEqual(  # type: ignore[override]
+    def assertNotEqual(
         self, actual: Any, expected: Any, msg: str | None = None,
         **options: Unpack[ComparisonOptions],
     ) -> None:

@@ -31,7 +31,7 @@ class ThreadWorld:
             try:
                 getattr(rank_test, method)()
             finally:
-                rank_test.perThreadTearDown()  # type: ignore[attr-defined]
+                rank_test.perThreadTearDown()  # type: ignore[attr-defined]  # MultiThreadedTestCase's hooks
 
         return thread_verdict(run_rank_threads(body, settings.world_size, settings.timeout, test.id()))
 
