@@ -1,20 +1,29 @@
 """The driver as another project uses it: ``python -m torch_testing_ext.run_test [PATH ...]``.
 
-Each test runs the driver module in a subprocess, from the root of a small fixture project
-whose tests live in ``tests/`` (not this repository's ``test/``): PATHs as pytest takes them,
-files that run under pytest beside files that call ``run_tests()``, what is passed through to
-which, and the one-line errors and exit statuses of bad PATHs.
+From the root of a small fixture project whose tests live in ``tests/`` (not this
+repository's ``test/``). One run of the driver module in a subprocess shows PATHs as pytest
+takes them (a directory, and a file named whatever its name), files that run under pytest
+beside a file that calls ``run_tests()``, reruns by node id, and what is passed through to
+which; the one-line errors and exit statuses of bad PATHs are the driver's ``main`` called in
+this process (it stops before it runs anything), and one of them as a process.
 """
 
+import contextlib
+import io
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from unittest import mock
 
+from torch_testing_ext import run_test
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.driver import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -71,9 +80,30 @@ class DriverProject:
             path.write_text(textwrap.dedent(body))
 
     def run(self, *args):
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+        """``python -m torch_testing_ext.run_test *args``. (The test processes it starts load no
+        unrelated pytest plugin: hypothesis's alone takes a second to import.)"""
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+                   PYTEST_ADDOPTS="-p no:hypothesispytest -p no:benchmark")
         return subprocess.run([sys.executable, "-m", "torch_testing_ext.run_test", *args], cwd=self.root,
                               env=env, capture_output=True, text=True, timeout=300)
+
+    def main(self, *args):
+        """``run_test.main(args)`` in this process from the project's root: (exit status, stdout,
+        stderr). The driver must stop at its checks: going on to run tests fails the test
+        (before it would make this process a subreaper), and its signal handlers are undone."""
+        out, err = io.StringIO(), io.StringIO()
+        handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+        cwd = os.getcwd()
+        os.chdir(self.root)
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), mock.patch.object(
+                    cli, "become_subreaper", side_effect=AssertionError("the driver went on to run tests")):
+                status = run_test.main(list(args))
+        finally:
+            os.chdir(cwd)
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
+        return status, out.getvalue(), err.getvalue()
 
     def script_argv(self):
         log = self.root / "script-argv.json"
@@ -83,7 +113,7 @@ class DriverProject:
         self._temp.cleanup()
 
 
-class TestPaths(TestCase):
+class DriverPathsTestCase(TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
@@ -95,47 +125,9 @@ class TestPaths(TestCase):
         cls.project.cleanup()
         super().tearDownClass()
 
-    def setUp(self):
-        super().setUp()
-        (self.project.root / "script-argv.json").unlink(missing_ok=True)
-        (self.project.root / "tests" / "unit" / "flaky.marker").unlink(missing_ok=True)
 
-    def test_a_directory_runs_both_kinds_of_file_with_pytest_reruns_by_node_id(self):
-        result = self.project.run("tests/", "--save-xml", "reports", "--keep-going", "--seed", "7")
-        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
-        out = result.stdout
-        self.assertIn("run_test: shard 1 of 1: 2 test files, jobs 1", out)
-        self.assertIn("PASSED      test_script  1 passed, 0 failed, 0 skipped", out)
-        self.assertIn("FAILED      unit/test_plain  2 passed, 2 failed, 1 skipped", out)
-        self.assertIn("rerun 1 of TestGroup::test_flaky: passed", out)
-        self.assertIn("rerun 2 of test_param[2]: failed", out)
-        self.assertIn("  python -m pytest 'tests/unit/test_plain.py::test_param[2]'\n", out)
-        self.assertIn("Flaky (failed, then passed on a rerun):\n  python -m pytest "
-                      "tests/unit/test_plain.py::TestGroup::test_flaky", out)
-        self.assertIn("summary: 4 passed, 1 failed, 1 skipped", out)
-        self.assertEqual(result.stderr, "")  # one shard: no times file needed, no warning
-        # run_tests' own options go to scripts, not to pytest (which would refuse --seed).
-        self.assertEqual(self.project.script_argv(), [f'["--seed", "7", "--save-xml", "{self.report_dir(result)}"]'])
-        report = ET.parse(self.project.root / "reports" / "unit" / "test_plain.xml").getroot()
-        names = sorted(case.get("name") for case in report.iter("testcase"))
-        self.assertEqual(names, ["test_flaky", "test_param[1]", "test_param[2]", "test_passes", "test_skipped"])
-
-    def report_dir(self, result):
-        # The script's --save-xml is a per-process directory of the driver's (gone by now).
-        line = self.project.script_argv()[0]
-        return line.split('"--save-xml", "')[1].rstrip('"]')
-
-    def test_files_and_passthrough_after_double_dash(self):
-        result = self.project.run("tests/test_script.py", "-k", "ok", "--", "--repeat", "2")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("PASSED      test_script  2 passed", result.stdout)
-        argv = self.project.script_argv()[0]
-        self.assertTrue(argv.startswith('["-k", "ok", "--repeat", "2", "--save-xml"'), argv)
-
-    def test_a_file_named_on_the_command_line_runs_whatever_its_name(self):
-        result = self.project.run("tests/unit/helper.py")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("PASSED      helper  1 passed, 0 failed, 0 skipped", result.stdout)
+class TestBadPaths(DriverPathsTestCase):
+    """The driver's ``main`` in this process: bad PATHs stop it before it runs anything."""
 
     def test_bad_paths_are_one_line_and_exit_2(self):
         cases = {("nope/",): "run_test: error: nope/: no such file or directory",
@@ -147,17 +139,51 @@ class TestPaths(TestCase):
                  (): "run_test: error: test directory not found: "}
         for args, expected in cases.items():
             with self.subTest(args=args):
-                result = self.project.run(*args)
-                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
-                self.assertEqual(result.stdout, "")
-                self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
-                self.assertIn(expected, result.stderr)
+                status, out, err = self.project.main(*args)
+                self.assertEqual(status, 2, out + err)
+                self.assertEqual(out, "")
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn(expected, err)
         self.assertEqual(self.project.script_argv(), [])
 
     def test_an_empty_test_directory_says_so_and_exits_5(self):
-        result = self.project.run("--test-dir", "empty")
-        self.assertEqual(result.returncode, 5, result.stdout + result.stderr)
-        self.assertEqual(result.stderr, "run_test: no test files (test_*.py) under empty; nothing to run\n")
+        status, out, err = self.project.main("--test-dir", "empty")
+        self.assertEqual((status, out), (5, ""), err)
+        self.assertEqual(err, "run_test: no test files (test_*.py) under empty; nothing to run\n")
+
+
+class TestAsAProcess(DriverPathsTestCase):
+    def test_a_bad_path_is_one_line_and_exit_2(self):
+        result = self.project.run("nope/")
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertEqual(result.stderr, "run_test: error: nope/: no such file or directory\n")
+
+    def test_a_directory_and_a_file_both_kinds_reruns_by_node_id_and_what_goes_to_which(self):
+        # tests/ holds a run_tests() script and a pytest file; helper.py is named on the command
+        # line, so it runs whatever its name. --seed and --repeat are run_tests' own: scripts
+        # only (pytest would refuse them); -k goes to every file; after -- goes to every file as
+        # it is, even -v, which the driver would otherwise take for itself.
+        result = self.project.run("tests/", "tests/unit/helper.py", "--save-xml", "reports", "--keep-going",
+                                  "--seed", "7", "--repeat", "2", "-k", "test", "--", "-v")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        out = result.stdout
+        self.assertIn("run_test: shard 1 of 1: 3 test files, jobs 1", out)
+        self.assertIn("PASSED      test_script  2 passed, 0 failed, 0 skipped", out)  # --repeat 2
+        self.assertIn("PASSED      unit/helper  1 passed, 0 failed, 0 skipped", out)
+        self.assertIn("FAILED      unit/test_plain  2 passed, 2 failed, 1 skipped", out)
+        self.assertIn("rerun 1 of TestGroup::test_flaky: passed", out)
+        self.assertIn("rerun 2 of test_param[2]: failed", out)
+        self.assertIn("  python -m pytest 'tests/unit/test_plain.py::test_param[2]' -k test -v\n", out)
+        self.assertIn("Flaky (failed, then passed on a rerun):\n  python -m pytest "
+                      "tests/unit/test_plain.py::TestGroup::test_flaky -k test -v\n", out)
+        self.assertIn("summary: 6 passed, 1 failed, 1 skipped", out)
+        self.assertEqual(result.stderr, "")  # one shard: no times file needed, no warning
+        [argv] = self.project.script_argv()
+        self.assertEqual(json.loads(argv)[:-1], ["-k", "test", "--seed", "7", "--repeat", "2", "-v", "--save-xml"])
+        report = ET.parse(self.project.root / "reports" / "unit" / "test_plain.xml").getroot()
+        names = sorted(case.get("name") for case in report.iter("testcase"))
+        self.assertEqual(names, ["test_flaky", "test_param[1]", "test_param[2]", "test_passes", "test_skipped"])
 
 
 if __name__ == "__main__":
