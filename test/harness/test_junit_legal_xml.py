@@ -5,40 +5,36 @@ once made the whole report unreadable, so the driver called the file crashed "wi
 failed test", did not rerun it and lost its times. ``reporting.junit_xml.xml_text`` now
 makes every text legal when a report is written, and the driver reads a report that another
 writer left illegal with those characters escaped.
+
+The issue's reproduction in two halves: a rank that prints and fails with those characters,
+run by ``run_tests`` in this process, writes a legal report that says so
+(``fixtures/garbled_rank.py``); and the driver, as a process, given a test file whose report is
+illegal (``fixtures/illegal_junit_writer.py``, no torch), reruns its failed test, writes a
+legal report of its own, and measures its times.
 """
 
+import contextlib
+import io
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from unittest import mock
 
+from torch_testing_ext import run_test
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.driver.file_reports import read_outcomes
 from torch_testing_ext.reporting.junit_xml import xml_text
 from torch_testing_ext.reporting.status import Status
+from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
+
+from fixtures import garbled_rank, illegal_junit_writer
 
 REPO = Path(__file__).resolve().parents[2]
-
-# Rank 1 prints colour codes and a NUL, then fails with them in its message.
-GARBLED_RANK = '''
-import sys
-from torch_testing_ext.common_distributed import MultiProcessTestCase
-from torch_testing_ext.common_utils import run_tests
-
-class TestGarbled(MultiProcessTestCase):
-    world_size = 2
-
-    def test_garbled_rank(self):
-        if self.rank == 1:
-            print("\\x1b[31mred\\x00 output", flush=True)
-            self.fail("\\x1b[1;31mbad\\x1b[0m\\x00 message\\x07")
-
-if __name__ == "__main__":
-    run_tests()
-'''
 
 
 class TestXmlText(TestCase):
@@ -72,14 +68,42 @@ class TestXmlText(TestCase):
                          ("test_x", Status.FAILED, "bad\\x00", "tb\\x00"))
 
 
-class TestGarbledRankThroughTheDriver(TestCase):
-    """The issue's reproduction, on ranks: through run_test with --test-dir."""
+class TestGarbledRank(TestCase):
+    """The rank's side: ``run_tests --save-xml`` on ``fixtures/garbled_rank.py`` in this process
+    (its ranks forked from this process's fork server)."""
 
-    def test_a_garbled_failing_rank_is_a_failed_test_rerun_and_reported(self):
+    def test_a_garbled_failing_rank_is_a_failed_test_in_a_legal_report(self):
+        with tempfile.TemporaryDirectory(prefix="legal-xml-") as reports:
+            out, err, seed = io.StringIO(), io.StringIO(), current_seed()
+            with mock.patch.object(sys, "argv", [garbled_rank.__file__]), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                try:
+                    run_tests(["--save-xml", reports], module=garbled_rank)
+                except SystemExit as exit_:
+                    status = exit_.code
+                finally:
+                    set_default_seed(seed)
+            self.assertEqual(status, 1, out.getvalue() + err.getvalue())
+            path = Path(reports, "TEST-garbled_rank.xml")
+            report = ET.parse(path).getroot()  # legal XML
+            [outcome] = read_outcomes(path)
+        [case] = report.iter("testcase")
+        failure = case.find("failure")
+        self.assertIn("AssertionError: bad\\x00 message\\x07", failure.text)
+        self.assertIn("[rank 1] red\\x00 output", failure.text)
+        self.assertEqual((outcome.class_name, outcome.name, outcome.status),
+                         ("TestGarbled", "test_garbled_rank", Status.FAILED))
+
+
+class TestIllegalReportThroughTheDriver(TestCase):
+    """The driver's side: ``python -m torch_testing_ext.run_test --test-dir tests`` on a file whose
+    report is not legal XML; then ``--update-times`` (the driver's main, in this process)."""
+
+    def test_a_failed_test_in_an_illegal_report_is_rerun_reported_and_timed(self):
         with tempfile.TemporaryDirectory(prefix="legal-xml-") as directory:
             tests = Path(directory, "tests")
             tests.mkdir()
-            (tests / "test_garbled.py").write_text(textwrap.dedent(GARBLED_RANK))
+            shutil.copy(illegal_junit_writer.__file__, tests / "test_garbled.py")
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
             result = subprocess.run(
                 [sys.executable, "-m", "torch_testing_ext.run_test", "--test-dir", str(tests),
@@ -90,19 +114,32 @@ class TestGarbledRankThroughTheDriver(TestCase):
             self.assertIn("FAILED      test_garbled  0 passed, 1 failed, 0 skipped", out)
             self.assertIn("rerun 2 of TestGarbled.test_garbled_rank: failed", out)
             self.assertIn("  consistent failures  1\n  timed out / crashed  0", out)
-            report = ET.parse(Path(directory, "reports", "test_garbled.xml")).getroot()
+            report = ET.parse(Path(directory, "reports", "test_garbled.xml")).getroot()  # legal XML
             [case] = [c for c in report.iter("testcase") if c.get("name") == "test_garbled_rank"]
             failure = case.find("failure")
             self.assertIn("AssertionError: bad\\x00 message\\x07", failure.text)
             self.assertIn("[rank 1] red\\x00 output", failure.text)
-            self.assertEqual(len(case.findall("rerunFailure")), 2)
+            reruns = case.findall("rerunFailure")
+            self.assertEqual(len(reruns), 2)
+            for rerun in reruns:  # each rerun's output, as it printed it, made legal too
+                self.assertEqual(rerun.find("system-out").text.strip(), "red\\x00 output")
             # The times of a run with a failure are measured all the same.
-            update = subprocess.run(
-                [sys.executable, "-m", "torch_testing_ext.run_test", "--test-dir", str(tests),
-                 "--update-times", "reports", "--times-file", "times.json"],
-                cwd=directory, env=env, capture_output=True, text=True, timeout=60)
-            self.assertEqual(update.returncode, 0, update.stderr)
+            self.assertEqual(self.driver_main(directory, "--test-dir", str(tests), "--update-times", "reports",
+                                              "--times-file", "times.json"), 0)
             self.assertIn("test_garbled", Path(directory, "times.json").read_text())
+
+    def driver_main(self, directory, *args):
+        """``run_test.main(args)`` from ``directory``, its output dropped; its signal handlers undone."""
+        handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+        cwd = os.getcwd()
+        os.chdir(directory)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                return run_test.main(list(args))
+        finally:
+            os.chdir(cwd)
+            for signum, handler in handlers.items():
+                signal.signal(signum, handler)
 
 
 if __name__ == "__main__":
