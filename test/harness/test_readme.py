@@ -2,10 +2,14 @@
 every command of its shell blocks names a module or file that exists.
 
 Each ```python block starts with a comment naming its file (``# test_first.py``); the test
-writes it into a temporary directory and runs it as ``python FILE`` (the launcher example also
-under ``torchrun --standalone --nproc-per-node 2``). Shell blocks are not run (they install
-packages, start launchers across machines...), but each ``python -m MODULE`` must name an
-importable module and each path of this repository they mention must exist.
+writes it into a temporary directory and runs it as ``python FILE`` does: as ``__main__``, its
+tests run by its own ``run_tests()`` with ``--save-xml``, whose report shows every test passed.
+The blocks run in two interpreters at once, each running its share one after another
+(``fixtures/scripts_in_turn.py``: an interpreter start and ``import torch`` per file saved);
+the launcher example also runs under ``torchrun --standalone --nproc-per-node 2``. Shell
+blocks are not run (they install packages, start launchers across machines...), but each
+``python -m MODULE`` must name an importable module and each path of this repository they
+mention must exist.
 """
 
 import importlib.util
@@ -18,10 +22,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.driver.file_reports import read_outcomes
+from torch_testing_ext.reporting.status import Status
+
+from fixtures import scripts_in_turn
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 LAUNCHED = "test_launched.py"  # also run under torchrun
+INTERPRETERS = 2  # at once, each running its share of the blocks in turn
 
 
 def blocks(language):
@@ -70,18 +79,28 @@ class TestPythonBlocks(TestCase):
                                 "ends with the run_tests() main block")
 
     def test_every_block_passes(self):
-        def run(name):
-            return subprocess.run([sys.executable, name], cwd=self.dir, env=_env(), capture_output=True,
-                                  text=True, timeout=600)
+        names = list(self.files)
+        shares = [names[i::INTERPRETERS] for i in range(INTERPRETERS)]  # README order, dealt out
+        reports = self.dir / "reports"
 
-        with ThreadPoolExecutor(max(2, os.cpu_count() or 1)) as pool:  # most of a run is start-up
-            results = dict(zip(self.files, pool.map(run, self.files)))
-        for name, result in results.items():
-            with self.subTest(name):
-                self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-                ran = re.search(r"^Ran (\d+) tests? in ", result.stderr, re.M)
-                self.assertTrue(ran and int(ran.group(1)) > 0, result.stderr)
-                self.assertNotIn("skipped", result.stderr.splitlines()[-1], "a README example skipped")
+        def run(share):
+            return subprocess.run([sys.executable, scripts_in_turn.__file__, str(reports), *share], cwd=self.dir,
+                                  env=_env(), capture_output=True, text=True, timeout=600)
+
+        with ThreadPoolExecutor(INTERPRETERS) as pool:
+            runs = list(pool.map(run, shares))
+        for share, result in zip(shares, runs, strict=True):
+            sections = dict(re.findall(r"^==> (\S+)\n(.*?^<== \1 exit .*?)$", result.stderr, re.S | re.M))
+            for name in share:
+                with self.subTest(name):
+                    self.assertIn(name, sections, f"{name} did not run:\n{result.stderr[-3000:]}")
+                    self.assertTrue(sections[name].endswith(f"<== {name} exit 0"), sections[name][-5000:])
+                    statuses = [outcome.status for xml in sorted((reports / name[:-3]).glob("*.xml"))
+                                for outcome in read_outcomes(xml)]
+                    self.assertTrue(statuses, f"{name} ran no test")
+                    self.assertEqual(set(statuses), {Status.PASSED}, "a README example did not pass (or skipped)")
+            with self.subTest(interpreter=share):
+                self.assertEqual(result.returncode, 0, result.stderr[-5000:])
 
     def test_the_launcher_example_passes_under_torchrun(self):
         self.assertIn(LAUNCHED, self.files)
