@@ -24,21 +24,8 @@ from .process_groups.debug_levels import with_dist_debug_levels
 from .process_groups.gloo_device import create_device
 from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
 from .ranks.skip_codes import TEST_SKIPS, TestSkip
-from .skips.distributed_skips import (
-    import_transformers_or_skip,
-    require_n_gpus_for_nccl_backend,
-    requires_accelerator_dist_backend,
-    requires_gloo,
-    requires_nccl,
-    requires_world_size,
-    skip_if_lt_x_gpu,
-    skip_if_no_gpu,
-    skip_if_odd_worldsize,
-    skip_if_rocm_multiprocess,
-    skip_if_small_worldsize,
-    skip_if_win32,
-    transformers_import_error,
-)
+from .skips import distributed_skips
+from .skips.distributed_skips import *  # noqa: F403  # the face re-exports exactly distributed_skips.__all__
 from .testcase.output_capture import captured_output
 from .thread_ranks.spawn_threads import spawn_threads_and_init_comms
 from .thread_ranks.threaded_test_case import MultiThreadedTestCase
@@ -65,20 +52,7 @@ __all__ = [
     "requires_ddp_rank",
     "MultiThreadedTestCase",
     "spawn_threads_and_init_comms",
-    # skips/distributed_skips.py's names, listed here so that linters and type checkers see them re-exported
-    "skip_if_lt_x_gpu",
-    "require_n_gpus_for_nccl_backend",
-    "requires_gloo",
-    "requires_nccl",
-    "requires_accelerator_dist_backend",
-    "import_transformers_or_skip",
-    "requires_world_size",
-    "transformers_import_error",
-    "skip_if_no_gpu",
-    "skip_if_small_worldsize",
-    "skip_if_odd_worldsize",
-    "skip_if_rocm_multiprocess",
-    "skip_if_win32",
+    *distributed_skips.__all__,
 ]
 
 # The upstream name.

@@ -6,17 +6,8 @@ import. The definitions live in ``fsdp_bases/``.
 
 from __future__ import annotations
 
-from .fsdp_bases.collective_patches import (
-    patch_all_gather,
-    patch_all_reduce,
-    patch_foreach_all_gather,
-    patch_foreach_reduce,
-    patch_post_backward,
-    patch_reduce_scatter,
-    patch_register_post_backward_hook_backward,
-    patch_reshard,
-    patch_unshard,
-)
+from .fsdp_bases import collective_patches
+from .fsdp_bases.collective_patches import *  # noqa: F403  # the face re-exports exactly collective_patches.__all__
 from .fsdp_bases.compiled_fsdp import compiled_fsdp_test
 from .fsdp_bases.fsdp_continuous import FSDPTestContinuous
 from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
@@ -55,14 +46,5 @@ __all__ = [
     "get_full_params",
     "compiled_fsdp_test",
     "requires_pinned_memory",
-    # fsdp_bases/collective_patches.py's names, listed here so that linters and type checkers see them re-exported
-    "patch_all_gather",
-    "patch_reduce_scatter",
-    "patch_all_reduce",
-    "patch_foreach_all_gather",
-    "patch_foreach_reduce",
-    "patch_unshard",
-    "patch_reshard",
-    "patch_post_backward",
-    "patch_register_post_backward_hook_backward",
+    *collective_patches.__all__,
 ]

@@ -15,28 +15,8 @@ from .process_groups.ports import (
     find_free_port,
     retry_on_connect_failures,
 )
-from .skips.platform_skips import (
-    IS_FBCODE,
-    IS_MACOS,
-    IS_SANDCASTLE,
-    IS_WINDOWS,
-    NO_MULTIPROCESSING_SPAWN,
-    TEST_CUDA,
-    TEST_HPU,
-    TEST_WITH_DEV_DBG_ASAN,
-    TEST_WITH_ROCM,
-    TEST_WITH_SLOW,
-    TEST_WITH_TORCHDYNAMO,
-    TEST_XPU,
-    skip_but_pass_in_sandcastle,
-    skip_but_pass_in_sandcastle_if,
-    skipIfHpu,
-    skipIfRocm,
-    skipIfTorchDynamo,
-    skipIfXpu,
-    slowTest,
-    xfailIfTorchDynamo,
-)
+from .skips import platform_skips
+from .skips.platform_skips import *  # noqa: F403  # the face re-exports exactly platform_skips.__all__
 from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
 from .testcase.serial_mark import serialTest
 from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
@@ -57,25 +37,5 @@ __all__ = [
     "retry_on_connect_failures",
     "ADDRESS_IN_USE",
     "CONNECT_TIMEOUT",
-    # skips/platform_skips.py's names, listed here so that linters and type checkers see them re-exported
-    "TEST_CUDA",
-    "TEST_XPU",
-    "TEST_HPU",
-    "IS_WINDOWS",
-    "IS_MACOS",
-    "IS_FBCODE",
-    "IS_SANDCASTLE",
-    "TEST_WITH_TORCHDYNAMO",
-    "TEST_WITH_ROCM",
-    "TEST_WITH_SLOW",
-    "TEST_WITH_DEV_DBG_ASAN",
-    "NO_MULTIPROCESSING_SPAWN",
-    "slowTest",
-    "skipIfXpu",
-    "skipIfRocm",
-    "skipIfHpu",
-    "skipIfTorchDynamo",
-    "xfailIfTorchDynamo",
-    "skip_but_pass_in_sandcastle",
-    "skip_but_pass_in_sandcastle_if",
+    *platform_skips.__all__,
 ]

@@ -444,6 +444,7 @@ class TestPrivateAccessContracts(TestCase):
         import collections
 
         from torch.distributed.fsdp import fully_shard
+
         from torch_testing_ext.distributed.fake_pg import FakeStore
 
         counts = collections.Counter()

@@ -48,7 +48,7 @@ class ProcessInfo(NamedTuple):
 
 def process_table() -> dict[int, ProcessInfo]:
     """pid -> :class:`ProcessInfo` for every process visible in /proc ({} without /proc)."""
-    table = {}
+    table: dict[int, ProcessInfo] = {}
     try:
         entries = os.listdir("/proc")
     except OSError:
