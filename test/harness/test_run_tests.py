@@ -2,8 +2,9 @@
 
 The flags are run in this process (``run_tests(argv, module=...)`` on the fixture module, its
 output captured); one subprocess run per whole-file contract shows the same from the command
-line: a failing file exits 1 with its JUnit report, and ``--use-pytest`` hands the file to
-pytest. (A bad argument's exit status 2 as a process: test_settings.py.)
+line: a failing file exits 1 with its JUnit report, ``--use-pytest`` hands the file to
+pytest, and a top-level ``run_tests()`` without a main guard runs the tests once. (A bad
+argument's exit status 2 as a process: test_settings.py.)
 """
 
 import contextlib
@@ -130,6 +131,13 @@ class TestAsAScript(TestCase):
         self.assertEqual(run.returncode, 0, run.output)
         self.assertIn("2 passed", run.stdout)
         assert_outcomes(self, run, passed=2)
+
+    def test_run_tests_at_top_level_without_a_main_guard(self):
+        # Each rank imports the script; its top-level run_tests() must not run the tests there.
+        run = run_file(os.path.join(os.path.dirname(FIXTURE), "unguarded_script.py"))
+        self.assertEqual(run.returncode, 0, run.output)
+        assert_outcomes(self, run, passed=1)
+        self.assertEqual(run.stderr.count("Ran "), 1, run.stderr)
 
 
 if __name__ == "__main__":

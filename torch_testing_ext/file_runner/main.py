@@ -175,9 +175,20 @@ def _run_unittest(args: argparse.Namespace, file: _TestFile, suite: unittest.Tes
     return 0 if success else 1
 
 
-def run_tests(argv: list[str] | None = None, *, module: types.ModuleType | None = None) -> NoReturn:
+def _importing_script_for_a_child() -> bool:
+    """True while multiprocessing imports the main script in another process (as
+    ``__mp_main__``: in the fork server or a spawned child), where a module-level
+    ``run_tests()`` must not run the tests again."""
+    child_main = sys.modules.get("__mp_main__")
+    return child_main is not None and child_main is not sys.modules.get("__main__")
+
+
+def run_tests(argv: list[str] | None = None, *, module: types.ModuleType | None = None) -> None:
     """Run the tests of the ``__main__`` module (or of ``module``) as the command line asks,
-    then exit."""
+    then exit. Called at a script's top level without ``if __name__ == "__main__":``, it
+    does nothing where multiprocessing imports the script for a rank."""
+    if module is None and _importing_script_for_a_child():
+        return
     file = _TestFile(module or sys.modules["__main__"])
     prog = os.path.basename(sys.argv[0]) if module is None else os.path.basename(file.path)
     prog = prog or "test"
