@@ -2,14 +2,20 @@
 this checkout.
 
 The test builds the package's wheel from a copy of its sources (without network:
-``--no-build-isolation``), installs it into a fresh virtual environment that reuses this
-interpreter's torch and pytest (``--system-site-packages``), installs ``examples/downstream``
-there from a copy in a temporary directory, checks that ``torch_testing_ext`` is imported from
-the venv and not from the checkout, and runs the example's tests with pytest and with
-``python -m torch_testing_ext.run_test`` (``python FILE`` is README's examples' business:
-test_readme.py). CI's ``downstream`` job does the same in a venv that holds nothing but torch.
+``--no-build-isolation``), installs it and ``examples/downstream`` (copied into a temporary
+directory) with one pip command into a fresh virtual environment that reuses this interpreter's
+torch and pytest (``--system-site-packages``; ``--no-deps --no-index``: nothing to resolve or
+download), and checks in one probe there that ``torch_testing_ext``, its metadata (the
+``tte-run-test`` script, the pytest plugin's entry point) and every module of the source tree
+come from the wheel. It then runs the example's tests once, with the driver: the TestCase files
+as ``python FILE``, the plain pytest file under pytest with the plugin loaded by its entry
+point; each test's outcome is read from the driver's JUnit reports. (Run a second time under
+pytest alone, the same tests showed nothing more; ``python FILE`` of README's examples is
+test_readme.py's.) CI's ``downstream`` job does the same in a venv that holds nothing but
+torch, and runs pytest and ``python FILE`` too.
 """
 
+import json
 import os
 import re
 import shutil
@@ -20,9 +26,25 @@ import venv
 from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.driver.file_reports import read_outcomes
+from torch_testing_ext.reporting.status import Status
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "downstream"
+# The example's tests by file, as its reports name them.
+EXAMPLE_TESTS = {"test_average": 2, "test_chunks": 3, "test_kept_ranks": 3, "test_plain_pytest": 3, "test_sharded": 1}
+
+# Run in the venv: where the package, its metadata and its modules come from (torch not imported).
+_PROBE = """
+import importlib.metadata, json, torch_testing_ext
+dist = importlib.metadata.distribution("torch_testing_ext")
+print(json.dumps({
+    "package": torch_testing_ext.__file__,
+    "metadata": str(dist.locate_file("")),
+    "entry_points": sorted(f"{e.group} {e.name} = {e.value}" for e in dist.entry_points),
+    "modules": sorted(str(f) for f in dist.files if f.suffix == ".py"),
+}))
+"""
 
 
 def _clean_env():
@@ -42,14 +64,15 @@ class TestDownstreamExample(TestCase):
         env_dir = root / "venv"
         venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
         cls.python = str(env_dir / "bin" / "python")
-        pip = [sys.executable, "-m", "pip", "--python", cls.python]  # the venv has no pip of its own
         wheels = root / "dist"
+        cls.source = cls._source_copy(root / "source")
         cls.check([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                   "--wheel-dir", str(wheels), str(cls._source_copy(root / "source"))], cwd=root)
+                   "--wheel-dir", str(wheels), str(cls.source)], cwd=root)
         [wheel] = wheels.glob("torch_testing_ext-*.whl")
-        quiet = ["--quiet", "--no-deps", "--no-index", "--no-build-isolation", "--ignore-installed"]
-        cls.check([*pip, "install", *quiet, str(wheel)], cwd=root)
-        cls.check([*pip, "install", *quiet, str(cls.project)], cwd=root)
+        # One pip for both (the venv has no pip of its own): the wheel, and the example project.
+        cls.check([sys.executable, "-m", "pip", "--python", cls.python, "install", "--quiet", "--no-deps",
+                   "--no-index", "--no-build-isolation", "--ignore-installed", str(wheel), str(cls.project)],
+                  cwd=root)
         shutil.rmtree(cls.project / "build", ignore_errors=True)
 
     @staticmethod
@@ -79,33 +102,40 @@ class TestDownstreamExample(TestCase):
         return subprocess.run([self.python, *args], cwd=self.project, env=_clean_env(),
                               capture_output=True, text=True, timeout=600)
 
-    def test_the_package_comes_from_the_wheel(self):
-        result = self.run_in_project("-c", "import torch_testing_ext; print(torch_testing_ext.__file__)")
+    def test_the_package_its_metadata_and_every_module_come_from_the_wheel(self):
+        result = self.run_in_project("-c", _PROBE)
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertTrue(result.stdout.startswith(str(Path(self.python).parent.parent)), result.stdout)
+        found = json.loads(result.stdout)
+        site = Path(found["metadata"])
+        self.assertTrue(site.is_relative_to(Path(self.python).parent.parent), found["metadata"])  # the venv's
+        self.assertEqual(found["package"], str(site / "torch_testing_ext" / "__init__.py"))
+        self.assertEqual(found["entry_points"], [
+            "console_scripts tte-run-test = torch_testing_ext.run_test:console_main",
+            "pytest11 torch_testing_ext = torch_testing_ext.pytest_plugin.plugin",
+        ])
+        package = self.source / "torch_testing_ext"
+        sources = sorted(str(path.relative_to(self.source)) for path in package.rglob("*.py"))
+        self.assertEqual(found["modules"], sources)
+        self.assertTrue((Path(self.python).parent / "tte-run-test").exists(), "the console script was not installed")
 
-    def test_pytest(self):
-        result = self.run_in_project("-m", "pytest", "-p", "no:cacheprovider")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertRegex(result.stdout, r"\n=+ 12 passed in [\d.]+s")
-        self.assertIn("plugins: torch_testing_ext-", result.stdout)
-
-    def test_driver(self):
-        result = self.run_in_project("-m", "torch_testing_ext.run_test", "tests/", "--save-xml", "reports",
-                                     "-j", "2")
+    def test_the_driver_runs_the_example(self):
+        # The console script; -v shows each file's output (the pytest file's header names the plugins).
+        result = subprocess.run([str(Path(self.python).parent / "tte-run-test"), "tests/", "--save-xml", "reports",
+                                 "-j", "2", "-v"], cwd=self.project, env=_clean_env(), capture_output=True,
+                                text=True, timeout=600)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("run_test: shard 1 of 1: 5 test files", result.stdout)
         self.assertIn("summary: 12 passed, 0 failed, 0 skipped", result.stdout)
-        self.assertEqual(sorted(p.name for p in (self.project / "reports").iterdir()),
-                         ["test_average.xml", "test_chunks.xml", "test_kept_ranks.xml",
-                          "test_plain_pytest.xml", "test_sharded.xml"])
-        script = Path(self.python).parent / "tte-run-test"
-        self.assertTrue(script.exists(), "the console script was not installed")
-        listed = subprocess.run([str(script), "tests/", "--dry-run"], cwd=self.project, env=_clean_env(),
-                                capture_output=True, text=True, timeout=120)
+        self.assertIn("plugins: torch_testing_ext-", result.stdout)  # under pytest, by its entry point
+        reports = sorted((self.project / "reports").iterdir())
+        self.assertEqual([path.name for path in reports], [f"{name}.xml" for name in sorted(EXAMPLE_TESTS)])
+        statuses = {path.stem: [outcome.status for outcome in read_outcomes(path)] for path in reports}
+        self.assertEqual(statuses, {name: [Status.PASSED] * count for name, count in EXAMPLE_TESTS.items()})
+
+    def test_the_driver_plans_the_example(self):
+        listed = self.run_in_project("-m", "torch_testing_ext.run_test", "tests/", "--dry-run")
         self.assertEqual(listed.returncode, 0, listed.stderr)
         self.assertEqual(len(re.findall(r"^\s+serial|^\s+parallel", listed.stdout, re.M)), 5, listed.stdout)
-
 
 if __name__ == "__main__":
     run_tests()
