@@ -21,6 +21,8 @@ from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 
+from fixtures.runs import driver_main
+
 REPO = Path(__file__).resolve().parents[2]
 RUN_TEST = REPO / "run_test.py"
 
@@ -187,7 +189,8 @@ def _exists(pid):
 
 
 class TestBadInput(TestCase):
-    """Every bad input: exit 2, one line on stderr, no traceback, nothing run."""
+    """Every bad input: exit 2, one line on stderr, no traceback, nothing run (the driver's
+    ``main`` in this process, and one bad input as a process)."""
 
     @classmethod
     def setUpClass(cls):
@@ -221,17 +224,20 @@ class TestBadInput(TestCase):
         }
         for args, expected in cases.items():
             with self.subTest(args=args):
-                result = self.tree.run("--dry-run", *args)
-                if expected is None:
-                    self.assertEqual(result.returncode, 0, result.stderr)
-                    continue
-                self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
-                lines = result.stderr.splitlines()
-                self.assertEqual(len(lines), 1, result.stderr)
+                status, out, err = driver_main(["--test-dir", str(self.tree.test_dir), "--dry-run", *args],
+                                               self.tree.root)
+                self.assertEqual(status, 2, out + err)
+                lines = err.splitlines()
+                self.assertEqual(len(lines), 1, err)
                 self.assertTrue(lines[0].startswith("run_test: error: "), lines[0])
                 self.assertIn(expected, lines[0])
-                self.assertEqual(result.stdout, "")
+                self.assertEqual(out, "")
         self.assertEqual(self.tree.started(), [])
+
+    def test_a_bad_input_as_a_process_is_one_line_exit_2_and_no_traceback(self):
+        result = self.tree.run("--dry-run", "--shard", "3", "2")
+        self.assertEqual((result.returncode, result.stdout), (2, ""), result.stderr)
+        self.assertEqual(result.stderr.splitlines(), ["run_test: error: --shard 3 2: N must be between 1 and M=2"])
 
     def test_update_times_without_reports(self):
         empty = self.tree.root / "empty-reports"

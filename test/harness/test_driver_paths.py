@@ -8,22 +8,18 @@ which; the one-line errors and exit statuses of bad PATHs are the driver's ``mai
 this process (it stops before it runs anything), and one of them as a process.
 """
 
-import contextlib
-import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from unittest import mock
 
-from torch_testing_ext import run_test
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver import cli
+
+from fixtures.runs import driver_main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -88,22 +84,8 @@ class DriverProject:
                               env=env, capture_output=True, text=True, timeout=300)
 
     def main(self, *args):
-        """``run_test.main(args)`` in this process from the project's root: (exit status, stdout,
-        stderr). The driver must stop at its checks: going on to run tests fails the test
-        (before it would make this process a subreaper), and its signal handlers are undone."""
-        out, err = io.StringIO(), io.StringIO()
-        handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-        cwd = os.getcwd()
-        os.chdir(self.root)
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), mock.patch.object(
-                    cli, "become_subreaper", side_effect=AssertionError("the driver went on to run tests")):
-                status = run_test.main(list(args))
-        finally:
-            os.chdir(cwd)
-            for signum, handler in handlers.items():
-                signal.signal(signum, handler)
-        return status, out.getvalue(), err.getvalue()
+        """The driver's ``main(args)`` in this process from the project's root."""
+        return driver_main(list(args), self.root)
 
     def script_argv(self):
         log = self.root / "script-argv.json"
