@@ -20,7 +20,7 @@ from torch_testing_ext.common_device_type import (
 )
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import TestCase, decorateIf, parametrize, run_tests, subtest
-from torch_testing_ext.device_type import device_bases
+from torch_testing_ext.device_type import device_bases, device_instantiation
 from torch_testing_ext.fresh_ranks import supervisor
 
 from fixtures.fake_devices import pretend_accelerator, pretend_facts
@@ -116,11 +116,13 @@ class TestInstantiation(TestCase):
                 self.assertEqual(device, "openreg:0")
 
         with pretend_facts(accelerator="cuda", device_count=1, privateuse1="openreg"), \
-                mock.patch.object(device_bases, "privateuse1_backend_name", return_value="openreg"):
+                mock.patch.object(device_bases, "privateuse1_backend_name", return_value="openreg"), \
+                mock.patch.object(device_instantiation, "privateuse1_backend_name", return_value="openreg"):
             scope = instantiate(TestFoo, only_for="privateuse1")
-        self.assertEqual(list(scope), ["TestFooOPENREG"])
-        self.assertEqual(generated_tests(scope["TestFooOPENREG"]), ["test_x_openreg"])
-        self.assertTrue(run_all(scope["TestFooOPENREG"]).wasSuccessful())
+        # Upstream's ids: the class by the alias, the tests by the backend's name.
+        self.assertEqual(list(scope), ["TestFooPRIVATEUSE1"])
+        self.assertEqual(generated_tests(scope["TestFooPRIVATEUSE1"]), ["test_x_openreg"])
+        self.assertTrue(run_all(scope["TestFooPRIVATEUSE1"]).wasSuccessful())
 
     def test_privateuse1_fact(self):
         fake_torch = types.SimpleNamespace(openreg=types.SimpleNamespace(is_available=lambda: True))

@@ -14,6 +14,10 @@ defines ``TestAddCPU`` with ``test_add_cpu_float32`` and ``test_add_cpu_int64`` 
 A test gets ``device`` (``"cpu"``, ``"cuda:0"``), or ``devices`` under ``deviceCountAtLeast``,
 if its signature asks for it; ``@parametrize``, ``subtest`` and ``decorateIf`` apply as in
 ``instantiate_parametrized_tests`` (``decorateIf`` also sees ``device`` and ``dtype``).
+
+Test ids are upstream's: ``<test>[_<parametrize name>]_<device type>[_<dtype>...]``, the dtype
+part from the test's ``dtype`` or ``dtypes`` argument whether ``@dtypes`` or ``@parametrize``
+gave it (``@parametrize("dtype", [torch.float32])``: ``test_x_float32_cpu_float32``).
 """
 
 from __future__ import annotations
@@ -22,9 +26,8 @@ import inspect
 from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
-import torch
-
-from ..testcase.parametrize import add_test, variants
+from .._torch_private import privateuse1_backend_name
+from ..testcase.parametrize import add_test, dtype_name, variants
 from .device_bases import DeviceTypeTestBase, desired_device_types, device_test_base
 
 __all__ = ["instantiate_device_type_tests"]
@@ -32,24 +35,25 @@ __all__ = ["instantiate_device_type_tests"]
 __unittest = True
 
 
-def _dtype_variants(fn: Callable[..., Any], device_type: str) -> list[tuple[str, dict[str, Any]]]:
-    """(name suffix, keyword arguments) for each dtype choice of ``fn`` on ``device_type``."""
+def _dtype_choices(fn: Callable[..., Any], device_type: str) -> list[dict[str, Any]]:
+    """The keyword arguments of each ``@dtypes`` choice of ``fn`` on ``device_type``: ``dtype``,
+    or ``dtypes`` for a tuple of dtypes (one empty choice without ``@dtypes``)."""
     chosen = getattr(fn, "dtypes", None)
     if chosen is None:
-        return [("", {})]
+        return [{}]
     if "all" not in chosen:
         raise ValueError(f"{fn.__name__}: @dtypes is needed besides @dtypes(device_type=...)")
-    found = []
-    for choice in chosen.get(device_type, chosen["all"]):
-        if isinstance(choice, (list, tuple)):
-            found.append(("_" + "_".join(_dtype_name(d) for d in choice), {"dtypes": tuple(choice)}))
-        else:
-            found.append((f"_{_dtype_name(choice)}", {"dtype": choice}))
-    return found
+    return [{"dtypes": choice} if isinstance(choice, (list, tuple)) else {"dtype": choice}
+            for choice in chosen.get(device_type, chosen["all"])]
 
 
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).removeprefix("torch.")
+def _dtype_suffix(kwargs: dict[str, Any]) -> str:
+    """The name part after the device type, from the test's ``dtypes`` or ``dtype`` argument
+    (whether ``@dtypes`` or ``@parametrize`` gave it): ``_float32``, ``_int8_float32``."""
+    given = kwargs.get("dtypes", kwargs.get("dtype"))
+    if isinstance(given, (list, tuple)):
+        return "".join(f"_{dtype_name(dtype)}" for dtype in given)
+    return f"_{dtype_name(given)}" if given else ""
 
 
 def _device_arguments(cls: type[DeviceTypeTestBase], fn: Callable[..., Any]) -> dict[str, Any]:
@@ -63,12 +67,16 @@ def _device_arguments(cls: type[DeviceTypeTestBase], fn: Callable[..., Any]) -> 
 
 
 def _instantiate(cls: type[DeviceTypeTestBase], name: str, fn: Callable[..., Any]) -> None:
+    """Add ``<name>[_<parametrize name>]_<device type>[_<dtypes>]`` to ``cls`` per combination."""
     device_kwargs = _device_arguments(cls, fn)
-    for variant in variants(fn):
-        for dtype_suffix, dtype_kwargs in _dtype_variants(fn, cls.device_type):
-            kwargs = {**variant.kwargs, **device_kwargs, **dtype_kwargs}
+    for dtype_kwargs in _dtype_choices(fn, cls.device_type):
+        for variant in variants(fn):
+            twice = dtype_kwargs.keys() & variant.kwargs.keys()
+            if twice:
+                raise RuntimeError(f"{fn.__name__}: {sorted(twice)} given by both @dtypes and @parametrize")
+            kwargs = {**dtype_kwargs, **variant.kwargs, **device_kwargs}
             suffix = f"_{variant.suffix}" if variant.suffix else ""
-            add_test(cls, f"{name}{suffix}_{cls.device_type}{dtype_suffix}", fn, kwargs,
+            add_test(cls, f"{name}{suffix}_{cls.device_type}{_dtype_suffix(kwargs)}", fn, kwargs,
                      variant.decorators)
 
 
@@ -81,7 +89,8 @@ def instantiate_device_type_tests(
     allow_mps: bool = False,
     allow_xpu: bool = False,
 ) -> None:
-    """Define ``<Generic><TYPE>`` in ``scope`` for each device type, and remove the generic class.
+    """Define ``<Generic><TYPE>`` in ``scope`` for each device type (``<Generic>PRIVATEUSE1`` for
+    a PrivateUse1 backend, as upstream), and remove the generic class.
 
     Device types: ``cpu`` and the machine's accelerator (any kind: ``allow_xpu`` and
     ``allow_mps`` change nothing), kept to ``only_for`` and without ``except_for`` (a name or
@@ -95,7 +104,9 @@ def instantiate_device_type_tests(
     tests = {name: fn for name, fn in vars(generic_test_class).items()
              if name.startswith("test") and callable(fn)}
     for device_type in desired_device_types(only_for, except_for):
-        class_name = generic_test_class.__name__ + device_type.upper()
+        # Upstream names a PrivateUse1 backend's class by the alias (its tests by the backend).
+        alias = "privateuse1" if device_type == privateuse1_backend_name() else device_type
+        class_name = generic_test_class.__name__ + alias.upper()
         device_class: type[DeviceTypeTestBase] = type(
             class_name, (device_test_base(device_type), generic_test_class),
             {"__module__": generic_test_class.__module__, "__qualname__": class_name})

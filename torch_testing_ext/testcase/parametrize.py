@@ -5,17 +5,28 @@ Example::
     @instantiate_parametrized_tests
     class TestOps(TestCase):
         @parametrize("n", [1, 2])
-        @parametrize("dtype", [torch.float32, torch.float64], name_fn=str)
+        @parametrize("dtype", [torch.float32, torch.float64])
         def test_sum(self, n, dtype): ...
 
         @parametrize("x", [subtest(0, name="zero", decorators=[unittest.expectedFailure]), 1])
         @decorateIf(unittest.skip("not for 1"), lambda params: params["x"] == 1)
         def test_div(self, x): ...
 
-gives one method per combination, named like ``test_sum_n_1_float32`` (made identifier-safe);
-a ``subtest`` value names its case and decorates it; ``decorateIf`` decorates the cases whose
-parameters satisfy its predicate. ``instantiate_device_type_tests`` expands the same
-decorators with :func:`variants` and :func:`add_test`.
+gives one method per combination; a ``subtest`` value names its case and decorates it;
+``decorateIf`` decorates the cases whose parameters satisfy its predicate.
+``instantiate_device_type_tests`` expands the same decorators with :func:`variants` and
+:func:`add_test`.
+
+Test ids are upstream's, character for character (disabled-test lists, ``-k`` selections and
+times files carry them over; ``test/harness/test_test_ids_match_upstream.py`` compares them):
+
+- a case is named by its ``subtest`` name if it has a non-empty one, else by ``name_fn(*values)``,
+  else by its values, each named by :func:`value_name`, joined by ``_``; nothing is made
+  identifier-safe (``test_x_cuda:1`` and ``test_x_s_a b`` are upstream's ids too);
+- stacked ``@parametrize``s name a combination top decorator first, leaving out empty names:
+  ``test_sum_n_1_float32`` above;
+- ``instantiate_parametrized_tests`` names a test ``<function name>_<case name>``, also when the
+  case name is empty (``decorateIf`` alone: ``test_x_``).
 """
 
 from __future__ import annotations
@@ -23,12 +34,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+import torch
+
 __all__ = ["parametrize", "instantiate_parametrized_tests", "subtest", "decorateIf", "Variant",
-           "variants", "add_test"]
+           "variants", "add_test", "value_name", "dtype_name"]
 
 __unittest = True
 
@@ -59,10 +71,36 @@ class Variant:
     decorators: tuple[Decorator, ...] = ()
 
 
-def _safe_name(value: Any) -> str:
-    text = value.__name__ if hasattr(value, "__name__") else str(value)
-    text = text.removeprefix("torch.")  # torch.float32 -> float32, as upstream names dtypes
-    return re.sub(r"\W+", "_", text).strip("_") or "value"
+def dtype_name(dtype: Any) -> str:
+    """A dtype as test names show it: ``torch.float32`` -> ``float32``."""
+    return str(dtype).partition(".")[2]
+
+
+# Records of ops and modules (torch's OpInfo/ModuleInfo, or ones like them) name themselves.
+_SELF_NAMING_TYPES = frozenset({"OpInfo", "ModuleInfo"})
+
+
+def value_name(position: int, arg_name: str, value: Any) -> str:
+    """How upstream names ``value`` of parameter ``arg_name`` in the case at ``position``.
+
+    A dtype by its short name (``float32``), a device by ``str`` (``cuda:1``), an op or module
+    record by its ``formatted_name``, an ``int``/``float``/``str`` (bools, int and str enums,
+    subclasses) as ``<arg_name>_<str(value) with "." as "_">`` (``x_0_5``), and anything else
+    (``None``, tuples, functions, classes, plain enums) by position: ``<arg_name><position>``.
+    """
+    if isinstance(value, torch.dtype):
+        return dtype_name(value)
+    if isinstance(value, torch.device):
+        return str(value)
+    if type(value).__name__ in _SELF_NAMING_TYPES:
+        return str(value.formatted_name)
+    if isinstance(value, (int, float, str)):
+        return f"{arg_name}_{str(value).replace('.', '_')}"
+    return f"{arg_name}{position}"
+
+
+def _join_names(parts: Iterable[str]) -> str:
+    return "_".join(part for part in parts if part != "")
 
 
 def parametrize(
@@ -79,18 +117,18 @@ def parametrize(
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         cases = []
-        for value in values:
+        for position, value in enumerate(values):
             explicit = value if isinstance(value, subtest) else None
             value = explicit.arg_values if explicit else value
             args = tuple(value) if len(names) > 1 else (value,)
             if len(args) != len(names):
                 raise ValueError(f"parametrize({arg_str!r}): {value!r} does not give {len(names)} values")
             if explicit and explicit.name:
-                suffix = _safe_name(explicit.name)
+                suffix = str(explicit.name)
             elif name_fn is not None:
-                suffix = _safe_name(name_fn(*args))
+                suffix = str(name_fn(*args))
             else:
-                suffix = "_".join(f"{n}_{_safe_name(a)}" for n, a in zip(names, args, strict=True))
+                suffix = "_".join(value_name(position, n, a) for n, a in zip(names, args, strict=True))
             cases.append(Variant(suffix, dict(zip(names, args, strict=True)),
                                  tuple(explicit.decorators) if explicit else ()))
         layers = getattr(fn, _PARAMS_ATTR, [])
@@ -117,13 +155,18 @@ def decorateIf(
 
 
 def variants(fn: Callable[..., Any]) -> list[Variant]:
-    """Every combination of ``fn``'s ``@parametrize`` values (one empty variant if none)."""
+    """Every combination of ``fn``'s ``@parametrize`` values (one empty variant if none), named
+    top decorator first."""
     combos = []
     for combo in itertools.product(*getattr(fn, _PARAMS_ATTR, [])):
         kwargs: dict[str, Any] = {}
         for part in combo:
+            twice = kwargs.keys() & part.kwargs.keys()
+            if twice:
+                raise RuntimeError(f"{fn.__name__}: parameters {sorted(twice)} are parametrized by more than "
+                                   "one @parametrize")
             kwargs.update(part.kwargs)
-        combos.append(Variant("_".join(part.suffix for part in combo), kwargs,
+        combos.append(Variant(_join_names(part.suffix for part in combo), kwargs,
                               tuple(d for part in combo for d in part.decorators)))
     return combos
 
@@ -178,12 +221,11 @@ def _is_marked(fn: Any) -> bool:
 
 def instantiate_parametrized_tests(cls: _T) -> _T:
     """Replace each ``@parametrize``d (or ``decorateIf``) method of ``cls`` by one method per
-    combination."""
+    combination, named ``<function name>_<combination name>``."""
     for name, fn in list(vars(cls).items()):
         if not _is_marked(fn):
             continue
         delattr(cls, name)
         for variant in variants(fn):
-            test_name = f"{name}_{variant.suffix}" if variant.suffix else name
-            add_test(cls, test_name, fn, variant.kwargs, variant.decorators)
+            add_test(cls, f"{fn.__name__}_{variant.suffix}", fn, variant.kwargs, variant.decorators)
     return cls
