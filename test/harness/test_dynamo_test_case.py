@@ -3,19 +3,16 @@
 when what it needs is there.
 
 A file calling ``run_tests(needs=...)`` is run in this process as ``python FILE NEEDS`` runs it
-(``runpy`` as ``__main__``, with that ``sys.argv``): its exit status and output are the
-whole-file contract, and none of it depends on a fresh interpreter.
+(``fixtures/scripts_in_turn.run_as_main``: a fresh ``__main__``, that ``sys.argv``): its exit
+status and output are the whole-file contract, and none of it needs a fresh interpreter.
 """
 
 import contextlib
 import io
 import os
-import runpy
-import sys
 import tempfile
 import textwrap
 import unittest
-from unittest import mock
 
 import torch
 
@@ -25,6 +22,7 @@ from torch_testing_ext.common_utils import run_tests
 from torch_testing_ext.dynamo_test_case import TestCase
 
 from fixtures import inprocess_cases
+from fixtures.scripts_in_turn import run_as_main
 
 SCRIPT = textwrap.dedent("""
     import sys
@@ -70,9 +68,9 @@ class TestRunTestsNeeds(PlainTestCase):
             path = os.path.join(folder, "test_needs.py")
             with open(path, "w") as script:
                 script.write(SCRIPT)
-            with mock.patch.object(sys, "argv", [path, needs]), contextlib.redirect_stdout(out), \
-                    contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as exited:
-                runpy.run_path(path, run_name="__main__")
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                    self.assertRaises(SystemExit) as exited:
+                run_as_main(path, [needs])
         return exited.exception.code, out.getvalue(), err.getvalue()
 
     def test_a_missing_module_runs_nothing_and_says_so(self):
