@@ -77,6 +77,16 @@ ACCELERATOR_SIGNALS = [
     ("gpu count", r"\bskip_if_lt_x_gpu\b|\bTEST_MULTIGPU\b|\bskip_if_no_gpu\b|\bdevice_count\(\)"),
 ]
 CPU_KINDS = ("cpu", "no backend")
+# A test gated to accelerators by a decorator, and a file that leaves at import without one.
+TEST_DEF = r"^\s*(?:async\s+)?def test_"
+GPU_GATE = (r"^\s*@(?:skip_if_lt_x_gpu|requires_nccl|requires_nccl_version|skip_if_no_gpu|requires_cuda"
+            r"|requires_accelerator_dist_backend|requires_multicast_support|with_nvshmem"
+            r"|(?:unittest\.)?skipIf\(\s*not\s+\(?(?:TEST_CUDA|TEST_MULTIGPU|HAS_GPU|TEST_XPU"
+            r"|torch\.cuda\.is_available\(\)|at_least_x_gpu)"
+            r"|skip_but_pass_in_sandcastle_if\(\s*not\s+(?:TEST_CUDA|TEST_MULTIGPU))")
+GPU_EXIT = (r"^if\s+not\s+\(?(?:TEST_CUDA|TEST_MULTIGPU|torch\.cuda\.is_available\(\)|dist\.is_nccl_available\(\)"
+            r"|c10d\.is_nccl_available\(\))[^\n]*:\s*\n(?:\s+[^\n]*\n)*?\s+sys\.exit"
+            r"|current_accelerator\(\) is None[^\n]*:\s*\n(?:\s+[^\n]*\n)*?\s+sys\.exit")
 
 
 @dataclasses.dataclass
@@ -111,11 +121,44 @@ def short_name(ours: str) -> str:
     return ours[len(OURS) + 1:] if ours.startswith(OURS + ".") else ours
 
 
+def _decorators(lines: list[str], index: int) -> str:
+    """The decorator lines right above ``lines[index]`` (up to a blank line or other code)."""
+    above = []
+    for line in reversed(lines[:index]):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("def ", "async def ", "class ", "#")) or stripped.endswith(":"):
+            break
+        above.append(line)
+    return "\n".join(reversed(above))
+
+
+def gated_tests(text: str) -> tuple[int, int]:
+    """``(tests, tests gated to accelerators)``: a test is gated by a gate among its own
+    decorators or its top-level class's."""
+    lines = text.splitlines()
+    tests = gated = 0
+    class_gated = False
+    for index, line in enumerate(lines):
+        if line.startswith("class "):
+            class_gated = re.search(GPU_GATE, _decorators(lines, index), re.M) is not None
+        elif re.match(TEST_DEF, line):
+            tests += 1
+            gated += class_gated or re.search(GPU_GATE, _decorators(lines, index), re.M) is not None
+    return tests, gated
+
+
 def classify(text: str) -> tuple[str, list[str]]:
-    """The CPU column of a file's text: its kind and the signals that decided it."""
+    """The CPU column of a file's text: its kind and the signals that decided it. A file whose
+    every test carries an accelerator gate (``skip_if_lt_x_gpu``, ``requires_nccl``, ...), or
+    that exits at import without CUDA or an accelerator, is ``accelerator`` whatever it names."""
+    tests, gated = gated_tests(text)
+    if re.search(GPU_EXIT, text, re.M):
+        return "accelerator", ["exits without an accelerator"]
+    if tests and gated >= tests:
+        return "accelerator", [f"every test GPU-gated ({tests})"]
     cpu = [label for label, pattern in CPU_SIGNALS if re.search(pattern, text)]
     if cpu:
-        return "cpu", cpu
+        return "cpu", cpu + ([f"{gated}/{tests} tests GPU-gated"] if gated else [])
     accelerator = [label for label, pattern in ACCELERATOR_SIGNALS if re.search(pattern, text)]
     return ("accelerator", accelerator) if accelerator else ("no backend", [])
 
@@ -283,6 +326,14 @@ def report(checks: Sequence[FileCheck], has: dict[str, bool] | None = None) -> l
         upstream = upstream_name(need.name)
         present = "?" if upstream not in has else "yes" if has[upstream] else "no"
         lines.append(f"| {len(need.files)} | {need.alone} | {short_name(need.name)} | {upstream} | {present} |")
+    modules: dict[str, set[str]] = {}
+    for need in needs:
+        modules.setdefault(need.name.rpartition(".")[0], set()).update(need.files)
+    lines += ["", "## the same by module: files needing any name of it", "",
+              "| files | module | names missing |", "|---|---|---|"]
+    for module, files in sorted(modules.items(), key=lambda m: (-len(m[1]), m[0])):
+        names = sum(n.name.rpartition(".")[0] == module for n in needs)
+        lines.append(f"| {len(files)} | {upstream_name(module)} | {names} |")
     lines += ["", "## CPU-meaningful files whose imports all resolve", ""]
     lines += [f"{c.path}  ({c.kind}{': ' + ', '.join(c.signals) if c.signals else ''})" for c in cpu_resolving]
     return lines

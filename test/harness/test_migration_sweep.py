@@ -75,6 +75,31 @@ class TestMigrationSweep(TestCase):
                          ("cpu", ["DTensor base"]))
         self.assertEqual(sweep.classify('@requires_nccl()\nx.cuda()'), ("accelerator", ["nccl", "cuda"]))
         self.assertEqual(sweep.classify("assert 1 + 1 == 2"), ("no backend", []))
+        # gloo named, but every test gated to accelerators: by its own decorators or its class's
+        gated = textwrap.dedent("""
+            BACKEND = "gloo"
+            class A(MultiProcessTestCase):
+                @skip_if_lt_x_gpu(2)
+                @requires_nccl()
+                def test_a(self):
+                    pass
+
+                @unittest.skipIf(
+                    not TEST_MULTIGPU, "needs 2 GPUs"
+                )
+                def test_b(self):
+                    pass
+
+            @requires_nccl()
+            class B(MultiProcessTestCase):
+                def test_c(self):
+                    pass
+            """)
+        self.assertEqual(sweep.classify(gated), ("accelerator", ["every test GPU-gated (3)"]))
+        self.assertEqual(sweep.classify(gated + "class C:\n    def test_d(self):\n        pass\n"),
+                         ("cpu", ["gloo", "3/4 tests GPU-gated"]))
+        self.assertEqual(sweep.classify('import sys\nif not TEST_CUDA:\n    print("no")\n    sys.exit(0)\n"gloo"'),
+                         ("accelerator", ["exits without an accelerator"]))
 
     def test_upstream_names(self):
         self.assertEqual(sweep.upstream_name("torch_testing_ext.common_utils.X"), f"{UPSTREAM}.common_utils.X")
