@@ -7,12 +7,11 @@ directory) with one pip command into a fresh virtual environment that reuses thi
 torch and pytest (``--system-site-packages``; ``--no-deps --no-index``: nothing to resolve or
 download), and checks in one probe there that ``torch_testing_ext``, its metadata (the
 ``tte-run-test`` script, the pytest plugin's entry point) and every module of the source tree
-come from the wheel. It then runs the example's tests once, with the driver: the TestCase files
-as ``python FILE``, the plain pytest file under pytest with the plugin loaded by its entry
-point; each test's outcome is read from the driver's JUnit reports. (Run a second time under
-pytest alone, the same tests showed nothing more; ``python FILE`` of README's examples is
-test_readme.py's.) CI's ``downstream`` job does the same in a venv that holds nothing but
-torch, and runs pytest and ``python FILE`` too.
+come from the wheel. It then runs the example's tests with the driver (the TestCase files as
+``python FILE``, the plain pytest file under pytest) and with pytest alone (every file, the
+plugin loaded by its entry point); each test's outcome is read from JUnit reports.
+(``python FILE`` of README's examples is test_readme.py's.) CI's ``downstream`` job does the
+same in a venv that holds nothing but torch, and runs ``python FILE`` too.
 """
 
 import json
@@ -131,6 +130,17 @@ class TestDownstreamExample(TestCase):
         self.assertEqual([path.name for path in reports], [f"{name}.xml" for name in sorted(EXAMPLE_TESTS)])
         statuses = {path.stem: [outcome.status for outcome in read_outcomes(path)] for path in reports}
         self.assertEqual(statuses, {name: [Status.PASSED] * count for name, count in EXAMPLE_TESTS.items()})
+
+    def test_pytest_runs_the_example(self):
+        # Every file under pytest, the rank classes included; the plugin comes by its entry point.
+        result = self.run_in_project("-m", "pytest", "tests/", "-p", "no:cacheprovider",
+                                     "--junitxml", "pytest-report.xml")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("plugins: torch_testing_ext-", result.stdout)
+        outcomes = read_outcomes(self.project / "pytest-report.xml")
+        self.assertEqual([o.status for o in outcomes], [Status.PASSED] * sum(EXAMPLE_TESTS.values()),
+                         [(o.class_name, o.name, o.status) for o in outcomes])
+        self.assertIn("TestOnKeptRanks", {o.class_name for o in outcomes})
 
     def test_the_driver_plans_the_example(self):
         listed = self.run_in_project("-m", "torch_testing_ext.run_test", "tests/", "--dry-run")
