@@ -87,6 +87,18 @@ class TestWithTempDir(TestCase):
         self.assertTrue(shared.startswith(fork_server.run_directory()), shared)
         self.assertFalse(os.path.exists(shared), "the harness removes it with the test's directory")
 
+    def test_ranks_without_a_group_each_have_their_own(self):
+        # Upstream gives each rank its own directory when no default group exists yet: ranks that
+        # save and load their own files must not meet in one.
+        result = unittest.TestResult()
+        distributed_ranks.SharedTempDir("test_each_rank_its_own_without_a_group").run(result)
+        self.assertTrue(result.wasSuccessful(), result.errors + result.failures)
+        reported = rank_hooks.take_logs("test_each_rank_its_own_without_a_group")
+        self.assertNotEqual(reported[0], reported[1])
+        for [directory] in reported.values():
+            self.assertTrue(directory.startswith(fork_server.run_directory()), directory)
+            self.assertFalse(os.path.exists(directory), "the harness removes it with the test's directory")
+
 
 if __name__ == "__main__":
     run_tests()
