@@ -9,6 +9,16 @@ from __future__ import annotations
 from .fsdp_bases import collective_patches
 from .fsdp_bases.collective_patches import *  # noqa: F403  # the face re-exports exactly collective_patches.__all__
 from .fsdp_bases.compiled_fsdp import compiled_fsdp_test
+from .fsdp_bases.dummy_process_group import DummyProcessGroup
+from .fsdp_bases.fsdp1_state_helpers import (
+    _assert_module_states,
+    _broadcast_state_dict,
+    _get_state_dict,
+    _maybe_wrap_fsdp,
+    _move_to_device,
+    _zero_model,
+    subtest_name,
+)
 from .fsdp_bases.fsdp_continuous import FSDPTestContinuous
 from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
 from .fsdp_bases.fsdp_test_case import FSDPTest
@@ -25,7 +35,15 @@ from .models.fsdp1_models import (
     NestedWrappedModule,
     TransformerWithSharedParams,
 )
+from .models.fsdp1_variants import (
+    DummyDDP,
+    MixtureOfExperts,
+    ModuleWithDelay,
+    NestedWrappedModuleWithDelay,
+    NonUniformReqGradNWM,
+)
 from .models.fsdp2_models import MLP, DoubleLinear, MLPStack
+from .models.fsdp_skip_models import NestedLinear, SkipModel, SkipModule
 
 __all__ = [
     "FSDPTest",
@@ -46,5 +64,21 @@ __all__ = [
     "get_full_params",
     "compiled_fsdp_test",
     "requires_pinned_memory",
+    "NonUniformReqGradNWM",
+    "ModuleWithDelay",
+    "NestedWrappedModuleWithDelay",
+    "DummyDDP",
+    "MixtureOfExperts",
+    "SkipModule",
+    "NestedLinear",
+    "SkipModel",
+    "DummyProcessGroup",
+    "subtest_name",
+    "_assert_module_states",
+    "_zero_model",
+    "_get_state_dict",
+    "_broadcast_state_dict",
+    "_move_to_device",
+    "_maybe_wrap_fsdp",
     *collective_patches.__all__,
 ]

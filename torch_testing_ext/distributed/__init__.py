@@ -6,6 +6,12 @@ Each is thin; the definitions live in our rooms.
 - ``checkpoint_utils``: ``with_temp_dir`` (from ``distributed_bases``);
 - ``_tensor.common_dtensor``: the DTensor test bases, ``with_comms`` and the test models (from
   ``dtensor_bases``);
+- ``common_state_dict``: ``VerifyStateDictMixin`` and the fusion-embedding models (from
+  ``distributed_bases`` and ``models``);
+- ``distributed_utils``: ``with_fake_comms``, ``with_dist``, ``MockProcessGroup`` & co (from
+  ``distributed_bases``);
+- ``rpc_utils``: ``generate_tests`` and the suite lists, placeholders that skip (from
+  ``distributed_bases``);
 - ``multi_threaded_pg``: ``ProcessLocalGroup``, ``ThreadLocalWorld``, ``_install_threaded_pg``,
   ``_uninstall_threaded_pg`` (from ``threads``).
 """

@@ -5,5 +5,9 @@
   ``SubtestsMixin``, the same as a method;
 - ``shared_temp_dir``: ``with_temp_dir``, a directory all ranks of a test share;
 - ``ddp_checks``: ``verify_ddp_error_logged``;
-- ``rank_devices``: ``requires_ddp_rank`` and ``init_multigpu_helper``.
+- ``rank_devices``: ``requires_ddp_rank`` and ``init_multigpu_helper``;
+- ``state_dict_checks``: ``VerifyStateDictMixin``, a distributed state dict against a plain one;
+- ``mock_process_group``: ``with_fake_comms``, ``with_dist``, ``MockProcessGroup``: a fake world
+  in one process;
+- ``rpc_suites``: ``generate_tests`` and the RPC suite lists, as placeholders that skip.
 """

@@ -10,5 +10,8 @@ models are in ``models``.
   collective or a ``fully_shard`` step for the test's own function;
 - ``sharded_parity``: ``check_sharded_parity``, ``reduce_scatter_with_assert``, ``get_full_params``;
 - ``compiled_fsdp``: ``compiled_fsdp_test``, a test run eagerly and with compiled compute;
-- ``fsdp_cpu_limits``: ``requires_pinned_memory``, the one ``fully_shard`` feature CPU ranks lack.
+- ``fsdp_cpu_limits``: ``requires_pinned_memory``, the one ``fully_shard`` feature CPU ranks lack;
+- ``fsdp1_state_helpers``: ``_assert_module_states``, ``_zero_model``, ``_get_state_dict``,
+  ``_broadcast_state_dict``, ``_move_to_device``, ``_maybe_wrap_fsdp``, ``subtest_name``;
+- ``dummy_process_group``: ``DummyProcessGroup``, a rank and a size without peers.
 """

@@ -6,5 +6,9 @@
 - ``transformer_parallel``: ``Transformer.parallelize`` and the experts' parallel styles;
 - ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
 - ``fsdp1_models``: ``FSDPTestModel``, ``TransformerWithSharedParams``, ``NestedWrappedModule``
-  and ``AlwaysWrapNestedWrappedModule``, built with or without FSDP1 wrapping.
+  and ``AlwaysWrapNestedWrappedModule``, built with or without FSDP1 wrapping;
+- ``fsdp1_variants``: ``NonUniformReqGradNWM``, ``ModuleWithDelay``,
+  ``NestedWrappedModuleWithDelay``, ``MixtureOfExperts`` and ``DummyDDP``;
+- ``fsdp_skip_models``: ``SkipModel``, ``SkipModule`` and ``NestedLinear``;
+- ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed).
 """

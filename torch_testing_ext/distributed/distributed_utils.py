@@ -1,0 +1,13 @@
+"""A fake world in one process, named as in ``torch.testing._internal.distributed.distributed_utils``."""
+
+from __future__ import annotations
+
+from ..distributed_bases.mock_process_group import (
+    MockProcessGroup,
+    create_mock_pg,
+    mock_init_dist,
+    with_dist,
+    with_fake_comms,
+)
+
+__all__ = ["MockProcessGroup", "create_mock_pg", "mock_init_dist", "with_dist", "with_fake_comms"]
