@@ -9,7 +9,8 @@ import unittest
 import torch
 import torch.distributed as dist
 from torch.distributed import rpc
-from torch.distributed._shard import shard_parameter, sharded_tensor
+from torch.distributed._shard import shard_module, shard_parameter, sharded_tensor
+from torch.distributed._shard.sharding_plan import ShardingPlan
 from torch.distributed._shard.sharding_spec import ChunkShardingSpec, EnumerableShardingSpec
 
 from torch_testing_ext import devices
@@ -33,6 +34,7 @@ from torch_testing_ext.distributed._shard.sharded_tensor._test_st_common import 
     MyShardedModel2,
     _chunk_sharding_specs_list_for_test,
 )
+from torch_testing_ext.distributed._shard.test_common import SimpleMegatronLM
 from torch_testing_ext.sharded_tensor_bases import sharded_test_base
 from torch_testing_ext.sharded_tensor_bases.spec_makers import chunk_sizes
 
@@ -107,6 +109,17 @@ class TestShardedTensorOnRanks(ShardedTensorTestBase):
             expected = torch.rand(10, 20).chunk(4, spec.dim)[position].shape
             self.assertEqual(model.sharded_tensor1.local_tensor().shape, expected)
         self.assertFalse(rpc.is_available() and sharded_test_base._rpc_running(), "RPC is up with init_rpc=False")
+
+    @with_comms(init_rpc=False, backend="gloo")
+    def test_megatron_weights_sharded_by_a_plan(self):
+        torch.manual_seed(0)  # the same module on every rank
+        model = SimpleMegatronLM([[17, 12], [12, 29]], rank=self.rank)
+        full1, full2 = (w.detach().clone() for w in model.get_weights())
+        colwise, rowwise = generate_chunk_sharding_specs_for_test(0)[0], generate_chunk_sharding_specs_for_test(1)[0]
+        shard_module(model, ShardingPlan(plan={"fc1.weight": colwise, "fc2.weight": rowwise}))
+        local1, local2 = model.get_weights()
+        self.assertEqual(local1, full1.chunk(4, 0)[self.rank])
+        self.assertEqual(local2, full2.chunk(4, 1)[self.rank])
 
     @with_comms(backend="gloo")
     def test_with_rpc_each_rank_is_a_worker_with_remote_shards(self):
@@ -235,6 +248,25 @@ class TestModelsAndHelpers(TestCase):
         self.assertIsInstance(model.submodule, MyShardedModel2)
         self.assertEqual({n: tuple(p.shape) for n, p in model.named_parameters()},
                          {"random_tensor1": (2, 2), "submodule.random_tensor2": (2, 2)})
+
+    def test_simple_megatron_lm(self):
+        torch.manual_seed(0)
+        model = SimpleMegatronLM([[5, 4], [4, 3]], rank=0, dtype=torch.float64)
+        self.assertEqual(model.fc1.weight.device, torch.device(devices.rank_device(0)))
+        self.assertEqual((model.fc1.weight.shape, model.fc2.weight.shape, model.fc1.weight.dtype),
+                         (torch.Size([4, 5]), torch.Size([3, 4]), torch.float64))
+        x = torch.randn(2, 5, dtype=torch.float64, device=model.fc1.weight.device)
+        hidden = torch.nn.functional.gelu(x @ model.fc1.weight.T + model.fc1.bias)
+        expected = hidden @ model.fc2.weight.T + model.fc2.bias
+        out = model(x)
+        self.assertEqual(out, expected)
+        self.assertEqual(model.get_weights(), (model.fc1.weight, model.fc2.weight))
+        self.assertEqual(model.get_biases(), (model.fc1.bias, model.fc2.bias))
+        self.assertEqual(model.get_weight_grads(), (None, None))
+        out.sum().backward()
+        self.assertEqual(model.get_weight_grads(), (model.fc1.weight.grad, model.fc2.weight.grad))
+        self.assertEqual(model.get_bias_grads()[1], torch.full((3,), 2.0, dtype=torch.float64))
+        self.assertIsNone(SimpleMegatronLM([[2, 2, False], [2, 2]]).fc1.bias)
 
     def test_clone_module_parameter_is_a_detached_copy(self):
         linear = torch.nn.Linear(3, 2)

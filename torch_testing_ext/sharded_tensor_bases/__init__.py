@@ -8,5 +8,6 @@
 - ``spec_makers``: the chunk and enumerable sharding specs tests iterate over, placed on the
   machine's accelerator (``cpu`` without one), and where a rank's chunk of a weight starts;
 - ``sharded_models``: ``MyShardedModel1``/``MyShardedModel2``, modules holding sharded tensors;
+- ``megatron_model``: ``SimpleMegatronLM``, two linear layers for sharding-plan tests;
 - ``op_helpers``: ``clone_module_parameter`` and ``gen_binary_op_func``.
 """

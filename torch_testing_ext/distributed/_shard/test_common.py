@@ -1,0 +1,11 @@
+"""A test module for sharding plans, named as in
+``torch.testing._internal.distributed._shard.test_common``.
+
+The upstream-named face; the definition lives in ``sharded_tensor_bases/``.
+"""
+
+from __future__ import annotations
+
+from ...sharded_tensor_bases.megatron_model import SimpleMegatronLM
+
+__all__ = ["SimpleMegatronLM"]
