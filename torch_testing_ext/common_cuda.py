@@ -1,4 +1,9 @@
-"""CUDA flags, named as in ``torch.testing._internal.common_cuda`` and computed from ``devices``."""
+"""CUDA flags, named as in ``torch.testing._internal.common_cuda`` and computed from ``devices``.
+
+Every flag is False on a machine without CUDA. The compute-capability flags are read from the
+device facts (probed once in the test process), so importing this module never initialises
+CUDA in a process that forks ranks later.
+"""
 
 from __future__ import annotations
 
@@ -9,23 +14,72 @@ __all__ = [
     "TEST_MULTIGPU",
     "PLATFORM_SUPPORTS_FLASH_ATTENTION",
     "PLATFORM_SUPPORTS_MEM_EFF_ATTENTION",
+    "PLATFORM_SUPPORTS_CUDNN_ATTENTION",
+    "PLATFORM_SUPPORTS_FUSED_ATTENTION",
+    "SM53OrLater",
+    "SM60OrLater",
+    "SM70OrLater",
+    "SM75OrLater",
+    "SM80OrLater",
+    "SM89OrLater",
+    "SM90OrLater",
+    "SM100OrLater",
+    "SM120OrLater",
+    "_get_torch_cuda_version",
+    "_get_torch_rocm_version",
 ]
 
 TEST_CUDA: bool = devices.accelerator_type() == "cuda"
 TEST_MULTIGPU: bool = TEST_CUDA and devices.device_count() >= 2
+_ROCM: bool = devices.torch_rocm_version() != (0, 0)
+
+# Compute capability of the CUDA devices, at least (major, minor); ROCm devices report their
+# own numbering, which these flags compare as given (upstream does the same).
+SM53OrLater: bool = devices.cuda_capability_at_least(5, 3)
+SM60OrLater: bool = devices.cuda_capability_at_least(6, 0)
+SM70OrLater: bool = devices.cuda_capability_at_least(7, 0)
+SM75OrLater: bool = devices.cuda_capability_at_least(7, 5)
+SM80OrLater: bool = devices.cuda_capability_at_least(8, 0)
+SM89OrLater: bool = devices.cuda_capability_at_least(8, 9)
+SM90OrLater: bool = devices.cuda_capability_at_least(9, 0)
+SM100OrLater: bool = devices.cuda_capability_at_least(10, 0)
+SM120OrLater: bool = devices.cuda_capability_at_least(12, 0)
 
 
 def _fused_sdpa_supported(min_capability: tuple[int, int]) -> bool:
     """Whether this CUDA machine runs a fused scaled-dot-product-attention kernel."""
     if not TEST_CUDA:
         return False
+    if _ROCM:
+        return True
+    return devices.cuda_capability_at_least(*min_capability)
+
+
+def _cudnn_attention_supported() -> bool:
+    """cuDNN's attention kernel: CUDA (not ROCm), Ampere or newer, cuDNN 9 or newer."""
+    if not TEST_CUDA or _ROCM or not SM80OrLater:
+        return False
     import torch
 
-    if torch.version.hip is not None:
-        return True
-    return torch.cuda.get_device_capability(0) >= min_capability
+    version = torch.backends.cudnn.version()
+    return version is not None and version >= 90000
 
 
 # Flash attention needs Ampere (sm80) or newer; memory-efficient attention Maxwell (sm50) or newer.
 PLATFORM_SUPPORTS_FLASH_ATTENTION: bool = _fused_sdpa_supported((8, 0))
 PLATFORM_SUPPORTS_MEM_EFF_ATTENTION: bool = _fused_sdpa_supported((5, 0))
+PLATFORM_SUPPORTS_CUDNN_ATTENTION: bool = _cudnn_attention_supported()
+# Any of the fused kernels.
+PLATFORM_SUPPORTS_FUSED_ATTENTION: bool = (PLATFORM_SUPPORTS_FLASH_ATTENTION
+                                           or PLATFORM_SUPPORTS_MEM_EFF_ATTENTION
+                                           or PLATFORM_SUPPORTS_CUDNN_ATTENTION)
+
+
+def _get_torch_cuda_version() -> tuple[int, ...]:
+    """The CUDA version torch was built with (``(12, 8)``), ``(0, 0)`` without CUDA."""
+    return devices.torch_cuda_version()
+
+
+def _get_torch_rocm_version() -> tuple[int, ...]:
+    """The ROCm version torch was built with (``(6, 4)``), ``(0, 0)`` without ROCm."""
+    return devices.torch_rocm_version()

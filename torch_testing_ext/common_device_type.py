@@ -16,6 +16,15 @@ from .device_type.device_decorators import (
     onlyOn,
 )
 from .device_type.device_instantiation import instantiate_device_type_tests
+from .device_type.device_skips import (
+    ops,
+    skipCPUIf,
+    skipCUDAIf,
+    skipIf,
+    skipMeta,
+    skipMetaIf,
+    skipXPUIf,
+)
 
 __all__ = [
     "instantiate_device_type_tests",
@@ -27,4 +36,11 @@ __all__ = [
     "onlyCUDA",
     "onlyAccelerator",
     "deviceCountAtLeast",
+    "skipIf",
+    "skipCPUIf",
+    "skipCUDAIf",
+    "skipXPUIf",
+    "skipMetaIf",
+    "skipMeta",
+    "ops",
 ]

@@ -9,10 +9,16 @@ kept for a class), ``thread_ranks/`` (the threaded world), ``distributed_bases/`
 
 from __future__ import annotations
 
+import logging
+
+from .devices import at_least_x_gpu, sm_is_or_higher_than
 from .distributed_bases.ddp_checks import verify_ddp_error_logged
 from .distributed_bases.distributed_test_base import DistributedTestBase
+from .distributed_bases.nccl_env import with_nccl_blocking_wait
 from .distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
+from .distributed_bases.sparse_reduce_cases import simple_sparse_reduce_tests
 from .distributed_bases.subtests import run_subtests
+from .distributed_bases.test_timeouts import get_timeout
 from .dynamo.dynamo_distributed_cases import (
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,
@@ -20,12 +26,15 @@ from .dynamo.dynamo_distributed_cases import (
 from .dynamo.per_rank_init import dynamo_dist_per_rank_init
 from .fresh_ranks.multiprocess_test_case import MultiProcessTestCase
 from .kept_ranks.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
+from .models.forward_inputs_models import SaveForwardInputsModel, SaveForwardInputsModule
 from .process_groups.debug_levels import with_dist_debug_levels
 from .process_groups.gloo_device import create_device
 from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
+from .process_groups.tcp_store import create_tcp_store, tp_transports
 from .ranks.skip_codes import TEST_SKIPS, TestSkip
 from .skips import distributed_skips
 from .skips.distributed_skips import *  # noqa: F403  # the face re-exports exactly distributed_skips.__all__
+from .skips.platform_skips import skip_but_pass_in_sandcastle, skip_but_pass_in_sandcastle_if
 from .testcase.output_capture import captured_output
 from .thread_ranks.spawn_threads import spawn_threads_and_init_comms
 from .thread_ranks.threaded_test_case import MultiThreadedTestCase
@@ -52,8 +61,24 @@ __all__ = [
     "requires_ddp_rank",
     "MultiThreadedTestCase",
     "spawn_threads_and_init_comms",
+    "at_least_x_gpu",
+    "sm_is_or_higher_than",
+    "with_nccl_blocking_wait",
+    "simple_sparse_reduce_tests",
+    "get_timeout",
+    "SaveForwardInputsModule",
+    "SaveForwardInputsModel",
+    "create_tcp_store",
+    "tp_transports",
+    "skip_but_pass_in_sandcastle",
+    "skip_but_pass_in_sandcastle_if",
+    "logger",
     *distributed_skips.__all__,
 ]
 
 # The upstream name.
 _dynamo_dist_per_rank_init = dynamo_dist_per_rank_init
+
+# Upstream's module logger (tests log through it), at INFO.
+logger = logging.getLogger(__name__)
+logger.setLevel(logging.INFO)

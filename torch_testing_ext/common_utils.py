@@ -17,10 +17,24 @@ from .process_groups.ports import (
 )
 from .skips import platform_skips
 from .skips.platform_skips import *  # noqa: F403  # the face re-exports exactly platform_skips.__all__
+from .testcase.autograd_checks import (
+    TEST_WITH_SLOW_GRADCHECK,
+    _assertGradAndGradgradChecks,
+    dtype2prec_DONTUSE,
+    gradcheck,
+    gradgradcheck,
+)
 from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
 from .testcase.serial_mark import serialTest
 from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
 from .testcase.tensor_testcase import TestCase
+from .testcase.test_aids import (
+    NoTest,
+    check_leaked_tensors,
+    get_cycles_per_ms,
+    suppress_warnings,
+    wrapSwapTensorsTest,
+)
 
 __all__ = [
     "TestCase",
@@ -37,5 +51,15 @@ __all__ = [
     "retry_on_connect_failures",
     "ADDRESS_IN_USE",
     "CONNECT_TIMEOUT",
+    "NoTest",
+    "suppress_warnings",
+    "check_leaked_tensors",
+    "wrapSwapTensorsTest",
+    "get_cycles_per_ms",
+    "TEST_WITH_SLOW_GRADCHECK",
+    "gradcheck",
+    "gradgradcheck",
+    "_assertGradAndGradgradChecks",
+    "dtype2prec_DONTUSE",
     *platform_skips.__all__,
 ]

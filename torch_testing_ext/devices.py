@@ -47,6 +47,12 @@ __all__ = [
     "has_triton",
     "has_gpu_inductor",
     "has_cpu_inductor",
+    "cuda_capability",
+    "cuda_capability_at_least",
+    "torch_cuda_version",
+    "torch_rocm_version",
+    "at_least_x_gpu",
+    "sm_is_or_higher_than",
     "FACTS_ENV",
 ]
 
@@ -67,6 +73,8 @@ class DeviceFacts:
     triton: bool  # triton imports and has a usable backend for the accelerator
     gpu_inductor: bool  # Inductor can generate GPU (triton) kernels here
     cpu_inductor: bool  # Inductor's C++ backend has a compiler to call
+    # (major, minor) compute capability of CUDA device 0 (None without CUDA; ROCm reports its own)
+    cuda_capability: tuple[int, int] | None = None
 
 
 def _probe() -> DeviceFacts:
@@ -103,8 +111,12 @@ def _probe() -> DeviceFacts:
             triton = False
     gpu_inductor = triton and accelerator in ("cuda", "xpu")
     cpu_inductor = shutil.which(os.environ.get("CXX", "c++")) is not None
+    capability = None
+    if accelerator == "cuda" and count > 0:
+        major, minor = torch.cuda.get_device_capability(0)
+        capability = (int(major), int(minor))
     return DeviceFacts(accelerator, count, privateuse1, tuple(backends), triton, gpu_inductor,
-                       cpu_inductor)
+                       cpu_inductor, capability)
 
 
 def _available_privateuse1(torch: Any) -> str | None:
@@ -124,6 +136,8 @@ def facts() -> DeviceFacts:
     if exported:
         data = json.loads(exported)
         data["backends"] = tuple(data["backends"])
+        if data.get("cuda_capability") is not None:
+            data["cuda_capability"] = tuple(data["cuda_capability"])
         return DeviceFacts(**data)
     return _probe()
 
@@ -210,3 +224,61 @@ def has_gpu_inductor() -> bool:
 def has_cpu_inductor() -> bool:
     """Whether Inductor's C++ CPU backend can compile here (a C++ compiler is on PATH)."""
     return facts().cpu_inductor
+
+
+def cuda_capability() -> tuple[int, int] | None:
+    """The compute capability ``(major, minor)`` of CUDA device 0, or None without CUDA."""
+    return facts().cuda_capability
+
+
+def cuda_capability_at_least(major: int, minor: int) -> bool:
+    """Whether this machine has CUDA devices of compute capability ``(major, minor)`` or newer
+    (upstream's ``SM80OrLater`` & co); False without CUDA. Read from the facts, so asking does
+    not initialise CUDA in a process that forks later."""
+    capability = cuda_capability()
+    return capability is not None and capability >= (major, minor)
+
+
+def _version_numbers(text: str | None) -> tuple[int, ...]:
+    if not text:
+        return (0, 0)
+    numbers = []
+    for part in text.split("-", 1)[0].split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        numbers.append(int(digits))
+    return tuple(numbers) or (0, 0)
+
+
+def torch_cuda_version() -> tuple[int, ...]:
+    """The CUDA version torch was built with, as numbers (``(12, 8)``); ``(0, 0)`` for a build
+    without CUDA."""
+    import torch
+
+    return _version_numbers(torch.version.cuda)
+
+
+def torch_rocm_version() -> tuple[int, ...]:
+    """The ROCm (HIP) version torch was built with, as numbers, without its git suffix;
+    ``(0, 0)`` for a build without ROCm."""
+    import torch
+
+    return _version_numbers(torch.version.hip)
+
+
+def at_least_x_gpu(x: int) -> bool:
+    """Whether the machine has ``x`` or more accelerator devices (CUDA, XPU, HPU... alike)."""
+    return accelerator_type() is not None and device_count() >= x
+
+
+def sm_is_or_higher_than(device: torch.device, major: int, minor: int) -> bool:
+    """Whether ``device`` has compute capability ``(major, minor)`` or newer: True for any
+    device that is not CUDA (the question is CUDA's), False on ROCm (its numbering differs)."""
+    import torch
+
+    if device.type != "cuda":
+        return True
+    if torch.version.hip is not None:
+        return False
+    return tuple(torch.cuda.get_device_capability(device)) >= (major, minor)

@@ -4,5 +4,7 @@ machine's accelerator, a PrivateUse1 backend), as ``common_device_type`` does up
 - ``device_bases``: ``DeviceTypeTestBase`` and which device types a file is instantiated for;
 - ``device_decorators``: ``dtypes``, ``onlyCPU``/``onlyCUDA``/``onlyAccelerator``/``onlyOn``,
   ``deviceCountAtLeast``;
-- ``device_instantiation``: ``instantiate_device_type_tests``.
+- ``device_instantiation``: ``instantiate_device_type_tests``;
+- ``device_skips``: ``skipIf``/``skipXPUIf``/``skipMeta`` & co, skips for one device type;
+  ``ops``, which imports and skips (no OpInfo database here).
 """

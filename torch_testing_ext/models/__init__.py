@@ -10,5 +10,6 @@
 - ``fsdp1_variants``: ``NonUniformReqGradNWM``, ``ModuleWithDelay``,
   ``NestedWrappedModuleWithDelay``, ``MixtureOfExperts`` and ``DummyDDP``;
 - ``fsdp_skip_models``: ``SkipModel``, ``SkipModule`` and ``NestedLinear``;
-- ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed).
+- ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed);
+- ``forward_inputs_models``: ``SaveForwardInputsModel``, which records each module's input.
 """

@@ -7,5 +7,6 @@ them down safely.
 - ``ports``: ``find_free_port`` and ``retry_on_connect_failures``, for tests that use TCP;
 - ``fake_store``: ``FakeStore`` for the ``fake`` backend (registered on import);
 - ``gloo_device``: ``create_device``, the network device of a gloo group;
-- ``debug_levels``: ``with_dist_debug_levels``, a test once per ``TORCH_DISTRIBUTED_DEBUG``.
+- ``debug_levels``: ``with_dist_debug_levels``, a test once per ``TORCH_DISTRIBUTED_DEBUG``;
+- ``tcp_store``: ``create_tcp_store`` on a free port, and ``tp_transports`` (tensorpipe).
 """

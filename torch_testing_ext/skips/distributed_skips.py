@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from .. import devices
+from .._torch_private import test_method_name
 from ..ranks.launcher_env import launched_rank
 from ..ranks.settings import SettingError
 from ..ranks.skip_checks import skip_if, skip_when
@@ -33,6 +34,12 @@ __all__ = [
     "skip_if_odd_worldsize",
     "skip_if_rocm_multiprocess",
     "skip_if_win32",
+    "requires_ucc",
+    "requires_nccl_version",
+    "requires_nccl_shrink",
+    "requires_multicast_support",
+    "require_world_size",
+    "get_required_world_size",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -162,3 +169,83 @@ def skip_if_rocm_multiprocess(fn: _F) -> _F:
 def skip_if_win32() -> Callable[[_F], _F]:
     """Skip on Windows."""
     return skip_if(sys.platform == "win32", "This unit test case is not supported on Windows platform")
+
+
+def requires_ucc() -> Callable[[_F], _F]:
+    """Skip unless torch was built with the UCC backend."""
+    return skip_if(not devices.backend_available("ucc"), "c10d was not compiled with the UCC backend")
+
+
+def _nccl_version() -> tuple[int, ...]:
+    import torch
+
+    version = torch.cuda.nccl.version()
+    return tuple(version) if isinstance(version, tuple) else (int(version),)
+
+
+def requires_nccl_version(version: tuple[int, ...], msg: str) -> Callable[[_F], _F]:
+    """Skip unless NCCL is at least ``version`` (``(2, 27)``), saying why with ``msg``.
+
+    As upstream, a machine without CUDA leaves the test as it is (its other decorators decide
+    whether it runs there); with CUDA, a torch without NCCL skips. The version is read when the
+    test runs, in the test process.
+    """
+    if devices.accelerator_type() != "cuda":
+        return lambda fn: fn
+    if not devices.backend_available("nccl"):
+        return skip_if(True, "c10d was not compiled with the NCCL backend")
+
+    def check(_test: Any) -> str | None:
+        found = _nccl_version()
+        if found < tuple(version):
+            return (f"Requires NCCL version greater than or equal to: {version}, found: {found}, "
+                    f"reason: {msg}")
+        return None
+
+    return skip_when(check)
+
+
+def requires_nccl_shrink() -> Callable[[_F], _F]:
+    """Skip unless NCCL can shrink a communicator (NCCL 2.27 or newer)."""
+    return requires_nccl_version((2, 27), "Need NCCL 2.27+ for shrink_group")
+
+
+def requires_multicast_support() -> Callable[[_F], _F]:
+    """Skip unless CUDA device 0 offers multicast for symmetric memory.
+
+    Without CUDA the reason says so. With CUDA the question is answered by a private torch API
+    (``_SymmetricMemory.has_multicast_support``) this package does not reach for yet, so the
+    test skips saying that, rather than run where multicast may be missing.
+    """
+    if devices.accelerator_type() != "cuda":
+        return skip_if(True, "multicast support is not available: this machine has no CUDA device")
+    return skip_if(True, "multicast support is not available: torch_testing_ext cannot ask "
+                         "torch for it yet (a private API)")
+
+
+_REQUIRED_WORLD_SIZE_ATTR = "_required_world_size"
+
+
+def require_world_size(n: int) -> Callable[[_F], _F]:
+    """Ask for ``n`` ranks (read back by :func:`get_required_world_size`) and skip unless the
+    machine has ``n`` accelerator devices."""
+
+    def decorate(fn: _F) -> _F:
+        found = devices.device_count()
+        kind = (devices.accelerator_type() or "cuda").upper()
+        decorated = skip_if(found < n, f"requires {n} {kind} devices, found {found}")(fn)
+        setattr(decorated, _REQUIRED_WORLD_SIZE_ATTR, n)
+        return decorated
+
+    return decorate
+
+
+def get_required_world_size(obj: Any, default: int) -> int:
+    """The world size the running test method of ``obj`` asked for with
+    :func:`require_world_size`, else ``default``."""
+    try:
+        method = getattr(obj, test_method_name(obj))
+    except (AttributeError, TypeError):
+        return default
+    value = getattr(method, _REQUIRED_WORLD_SIZE_ATTR, None)
+    return default if value is None else int(value)

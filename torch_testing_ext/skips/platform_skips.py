@@ -11,6 +11,7 @@ Three upstream flags are constant here: this harness never runs inside Meta's bu
 
 from __future__ import annotations
 
+import os
 import sys
 import unittest
 from collections.abc import Callable
@@ -35,6 +36,19 @@ __all__ = [
     "TEST_WITH_SLOW",
     "TEST_WITH_DEV_DBG_ASAN",
     "NO_MULTIPROCESSING_SPAWN",
+    "TEST_WITH_ASAN",
+    "TEST_WITH_TSAN",
+    "TEST_WITH_UBSAN",
+    "IS_CI",
+    "FILE_SCHEMA",
+    "MI200_ARCH",
+    "MI300_ARCH",
+    "MI350_ARCH",
+    "NAVI_ARCH",
+    "requires_cuda",
+    "skipIfRocmArch",
+    "runOnRocmArch",
+    "skip_if_pytest",
     "slowTest",
     "skipIfXpu",
     "skipIfRocm",
@@ -69,6 +83,60 @@ TEST_WITH_SLOW: bool = _read_at_import(settings.TEST_WITH_SLOW)
 TEST_WITH_DEV_DBG_ASAN: bool = _read_at_import(settings.TEST_WITH_DEV_DBG_ASAN)
 # Every supported platform offers the spawn start method; kept for upstream-style imports.
 NO_MULTIPROCESSING_SPAWN: bool = False
+
+
+
+def _sanitizer_flag(name: str) -> bool:
+    """Upstream's sanitizer flags: on when the variable is exactly ``1``."""
+    return os.environ.get(name, "") == "1"
+
+
+# The build runs under a sanitizer (set by the CI job that built it so): upstream skips tests
+# that cannot run under one. Read once, at import, as upstream.
+TEST_WITH_ASAN: bool = _sanitizer_flag("PYTORCH_TEST_WITH_ASAN")
+TEST_WITH_TSAN: bool = _sanitizer_flag("PYTORCH_TEST_WITH_TSAN")
+TEST_WITH_UBSAN: bool = _sanitizer_flag("PYTORCH_TEST_WITH_UBSAN")
+# Any non-empty CI variable means CI (CI=0 too), as upstream.
+IS_CI: bool = bool(os.environ.get("CI", ""))
+# The scheme of a file:// URL for an absolute path (Windows paths start with a drive letter).
+FILE_SCHEMA: str = "file:///" if IS_WINDOWS else "file://"
+
+# ROCm GPU architectures (gcnArchName prefixes), for skipIfRocmArch/runOnRocmArch.
+MI200_ARCH: tuple[str, ...] = ("gfx90a",)
+MI300_ARCH: tuple[str, ...] = ("gfx942",)
+MI350_ARCH: tuple[str, ...] = ("gfx950",)
+NAVI_ARCH: tuple[str, ...] = ("gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
+
+
+def _rocm_arch_is_any_of(arch: tuple[str, ...]) -> bool:
+    """Whether this is a ROCm build whose device 0 is one of the architectures ``arch``."""
+    if not TEST_WITH_ROCM or devices.device_count() == 0:
+        return False
+    name = str(torch.cuda.get_device_properties(0).gcnArchName)
+    return any(prefix in name for prefix in arch)
+
+
+def requires_cuda(fn: _F) -> _F:
+    """Skip unless the machine has a CUDA device (the test addresses ``cuda`` itself)."""
+    return skip_if(not TEST_CUDA, "Requires CUDA: this machine has no CUDA device")(fn)
+
+
+def skipIfRocmArch(arch: tuple[str, ...]) -> Callable[[_F], _F]:
+    """Skip on ROCm builds whose GPU is one of ``arch`` (e.g. ``MI300_ARCH``); decided when the
+    test runs, in the test process."""
+    return skip_if(lambda: _rocm_arch_is_any_of(arch), f"skipIfRocm: test skipped on {arch}")
+
+
+def runOnRocmArch(arch: tuple[str, ...]) -> Callable[[_F], _F]:
+    """On ROCm builds, run only when the GPU is one of ``arch``; other builds (CUDA, CPU) run
+    the test as usual."""
+    return skip_if(lambda: TEST_WITH_ROCM and not _rocm_arch_is_any_of(arch),
+                   f"skipIfRocm: test only runs on {arch}")
+
+
+def skip_if_pytest(fn: _F) -> _F:
+    """Skip when the test runs under pytest (``PYTEST_CURRENT_TEST`` is set)."""
+    return skip_if(lambda: "PYTEST_CURRENT_TEST" in os.environ, "does not work under pytest")(fn)
 
 
 def slowTest(fn: _F) -> _F:

@@ -8,5 +8,9 @@ comparison behind ``assertEqual``, ``parametrize``, and small aids a test body u
   ``instantiate_parametrized_tests``;
 - ``temp_paths``: ``TemporaryFileName`` and ``TemporaryDirectoryName``;
 - ``output_capture``: ``captured_output``;
-- ``serial_mark``: ``serialTest``.
+- ``serial_mark``: ``serialTest``;
+- ``test_aids``: ``NoTest``, ``suppress_warnings``, ``check_leaked_tensors``,
+  ``wrapSwapTensorsTest``, ``get_cycles_per_ms``;
+- ``autograd_checks``: ``gradcheck``/``gradgradcheck`` with the test defaults, and
+  ``_assertGradAndGradgradChecks``.
 """

@@ -1,0 +1,64 @@
+"""A ``TCPStore`` on a free port, and the tensorpipe transports this machine can use.
+
+The harness's own rendezvous uses files; these are for tests of the TCP store itself and of
+RPC, named as in ``common_distributed``.
+
+Example::
+
+    store = create_tcp_store(world_size=1)   # a master store on localhost, free port
+    store.set("key", "value")
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from datetime import timedelta
+from typing import Any
+
+from .ports import find_free_port, retry_on_connect_failures
+
+__all__ = ["create_tcp_store", "has_efa", "tp_transports"]
+
+
+@retry_on_connect_failures
+def create_tcp_store(
+    addr: str = "localhost",
+    world_size: int = 1,
+    is_master: bool = True,
+    timeout: timedelta = timedelta(minutes=5),  # noqa: B008  # upstream's signature
+    wait_for_workers: bool = True,
+    jit_class: bool = False,
+    use_libuv: bool = True,
+) -> Any:
+    """A ``TCPStore`` at ``addr`` on a port that was free, tried again (up to 10 calls) when
+    another process took the port first. ``jit_class=True`` gives the TorchScript class
+    (``torch.classes.dist_c10d.TCPStore``), which takes the timeout in milliseconds."""
+    import torch
+    import torch.distributed as dist
+
+    port = find_free_port()
+    if jit_class:
+        milliseconds = int(timeout / timedelta(milliseconds=1))
+        return torch.classes.dist_c10d.TCPStore(addr, port, world_size, is_master, milliseconds)
+    return dist.TCPStore(addr, port, world_size, is_master, timeout=timeout,
+                         wait_for_workers=wait_for_workers, use_libuv=use_libuv)
+
+
+@functools.cache
+def has_efa() -> bool:
+    """Whether the machine has AWS EFA (Libfabric) interfaces: ``fi_info -p efa -t FI_EP_RDM``
+    exists and succeeds. Asked once per process."""
+    if shutil.which("fi_info") is None:
+        return False
+    completed = subprocess.run(["fi_info", "-p", "efa", "-t", "FI_EP_RDM"], check=False,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return completed.returncode == 0
+
+
+def tp_transports() -> list[str] | None:
+    """The tensorpipe transports for ``TensorPipeRpcBackendOptions(_transports=...)``:
+    ``["shm", "uv"]`` on an EFA machine (tensorpipe's InfiniBand transport fails there), else
+    None (tensorpipe's own choice)."""
+    return ["shm", "uv"] if has_efa() else None
