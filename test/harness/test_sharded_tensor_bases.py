@@ -144,6 +144,13 @@ class TestShardedTensorHarness(TestCase):
         self.assertIn("[rank 2] AssertionError", report)
         self.assertNotIn("rank 0 failed", report)
 
+    def test_an_error_with_rpc_up_names_the_rank_and_ends(self):
+        result = run_case(sharded_tensor_ranks.ShardedCases, "test_rpc_raises_on_rank1")
+        assert_outcomes(self, result, errors=1)
+        report = "\n".join(text for _, text in result.errors)
+        self.assertIn("[rank 1] ValueError: rank one raised with RPC up", report)
+        self.assertNotIn("[rank 0] ValueError", report)
+
     def test_a_two_rank_class(self):
         assert_outcomes(self, run_case(sharded_tensor_ranks.TwoRankCases, "test_two_ranks"), passed=1)
 
