@@ -190,6 +190,21 @@ class TestShardedTensorHarness(TestCase):
         self.assertEqual(sharded_tensor_ranks.ShardedCases.test_bare_with_comms.__name__, "test_bare_with_comms")
         self.assertEqual(sharded_tensor_ranks.ShardedCases.test_nccl_without_rpc.__name__, "test_nccl_without_rpc")
 
+    def test_the_faces_define_nothing_of_their_own(self):
+        import torch_testing_ext.distributed._shard.sharded_tensor as face
+        import torch_testing_ext.distributed._shard.sharded_tensor._test_ops_common as ops_face
+        import torch_testing_ext.distributed._shard.sharded_tensor._test_st_common as st_face
+        import torch_testing_ext.distributed._shard.test_common as common_face
+
+        for module in (face, ops_face, st_face, common_face):
+            for name in module.__all__:
+                value = getattr(module, name)
+                home = getattr(value, "__module__", None)
+                if home is not None and callable(value):
+                    self.assertNotIn("torch_testing_ext.distributed", home, f"{module.__name__}.{name}")
+        self.assertEqual(face.TEST_SKIPS["multi-gpu-4"].exit_code, 81)
+        self.assertTrue(issubclass(face.ShardedTensorTestBase, face.MultiProcessTestCase))
+
     def test_world_size_defaults_to_test_gpu_num(self):
         self.assertEqual(TEST_GPU_NUM, 4)
         self.assertEqual(sharded_tensor_ranks.ShardedCases("test_bare_with_comms").world_size, 4)
