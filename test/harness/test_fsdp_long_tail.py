@@ -238,6 +238,37 @@ class TestFSDPHelpersOnRanks(FSDPTest):
         self.assertEqual(double(x).shape, (2, 10))
 
 
+class TestFSDP1Parity(FSDPTest):
+    def test_fsdp_matches_ddp_for_the_test_models(self):
+        self._test_fsdp_parity(NestedWrappedModule, FSDPInitMode.RECURSIVE, DEVICEInitMode.DEVICE_BEFORE)
+        self._test_fsdp_parity(NonUniformReqGradNWM, FSDPInitMode.RECURSIVE,
+                               DEVICEInitMode.DEVICE_BEFORE, use_orig_params=True)
+        self._test_fsdp_parity(NestedWrappedModule, FSDPInitMode.RECURSIVE,
+                               DEVICEInitMode.DEVICE_BEFORE, enable_sharded_grad_scaler=True)
+        self._test_fsdp_parity(MixtureOfExperts, FSDPInitMode.RECURSIVE, DEVICEInitMode.DEVICE_BEFORE,
+                               ref_init_fn=DummyDDP)
+
+    def test_a_reference_that_trains_differently_fails(self):
+        class HalfSpeed(DummyDDP):  # its model's loss is halved: different steps
+            def __init__(self, module):
+                super().__init__(module)
+                get_loss = module.get_loss
+                module.get_loss = lambda inp, out: get_loss(inp, out) * 0.5
+                ddp = nn.parallel.DistributedDataParallel(module)
+                self.ddp = ddp
+
+            def forward(self, *args):
+                return self.ddp(*args)
+
+        with self.assertRaisesRegex(AssertionError, "not close"):
+            self._test_fsdp_parity(NestedWrappedModule, FSDPInitMode.RECURSIVE,
+                                   DEVICEInitMode.DEVICE_BEFORE, ref_init_fn=HalfSpeed)
+
+    def test_no_fsdp_is_refused(self):
+        with self.assertRaisesRegex(ValueError, "needs an FSDP init mode"):
+            self._test_fsdp_parity(NestedWrappedModule, FSDPInitMode.NO_FSDP, DEVICEInitMode.DEVICE_BEFORE)
+
+
 class _Case(VerifyStateDictMixin, TestCase):
     def runTest(self):
         pass

@@ -13,5 +13,7 @@ models are in ``models``.
 - ``fsdp_cpu_limits``: ``requires_pinned_memory``, the one ``fully_shard`` feature CPU ranks lack;
 - ``fsdp1_state_helpers``: ``_assert_module_states``, ``_zero_model``, ``_get_state_dict``,
   ``_broadcast_state_dict``, ``_move_to_device``, ``_maybe_wrap_fsdp``, ``subtest_name``;
-- ``dummy_process_group``: ``DummyProcessGroup``, a rank and a size without peers.
+- ``dummy_process_group``: ``DummyProcessGroup``, a rank and a size without peers;
+- ``fsdp1_parity``: ``FSDP1ParityMixin`` (``_test_fsdp_parity``, ``_train_for_several_steps``),
+  FSDP1 training against DDP, part of ``FSDPTest`` and ``FSDPTestContinuous``.
 """

@@ -26,6 +26,7 @@ from ..dynamo.dynamo_case import DynamoResetInRanks
 from ..kept_ranks.continuous_test_case import MultiProcContinuousTest
 from ..kept_ranks.subgroup_cleanup import GroupsPerTest
 from ..ranks.world import RunSettings
+from .fsdp1_parity import FSDP1ParityMixin
 from .fsdp_test_case import fsdp_world_size, skip_without_a_device_per_rank
 
 __all__ = ["FSDPTestContinuous"]
@@ -33,7 +34,8 @@ __all__ = ["FSDPTestContinuous"]
 __unittest = True
 
 
-class FSDPTestContinuous(GroupsPerTest, DynamoResetInRanks, SubtestsMixin, MultiProcContinuousTest):
+class FSDPTestContinuous(FSDP1ParityMixin, GroupsPerTest, DynamoResetInRanks, SubtestsMixin,
+                          MultiProcContinuousTest):
     """FSDP tests sharing ``world_size`` kept ranks (see :func:`fsdp_world_size`)."""
 
     @property

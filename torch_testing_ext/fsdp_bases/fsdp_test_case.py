@@ -27,6 +27,7 @@ from ..ranks.launcher_env import launched_rank
 from ..ranks.rank_facts import current_rank_facts, rank_device_index
 from ..ranks.skip_codes import multi_gpu_skip
 from ..ranks.world import RunSettings
+from .fsdp1_parity import FSDP1ParityMixin
 
 __all__ = ["FSDPTest", "fsdp_world_size", "skip_without_a_device_per_rank", "MAX_WORLD_SIZE",
            "CPU_WORLD_SIZE"]
@@ -54,7 +55,7 @@ def skip_without_a_device_per_rank(world_size: int) -> None:
         raise unittest.SkipTest(multi_gpu_skip(world_size).message)
 
 
-class FSDPTest(DynamoResetInRanks, SubtestsMixin, MultiProcessTestCase):
+class FSDPTest(FSDP1ParityMixin, DynamoResetInRanks, SubtestsMixin, MultiProcessTestCase):
     """Each rank creates the default group on its device's backend (gloo on CPU) through
     ``init_method`` before the test, with Dynamo reset, and selects its accelerator (device
     ``rank``) where there is one.
