@@ -6,12 +6,14 @@ upstream's meaning; skips are checked before any rank starts, with the reason th
 import dataclasses
 import gc
 import json
+import logging
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import types
+import unittest
 import warnings
 from unittest import mock
 
@@ -21,6 +23,7 @@ from torch import nn
 from torch.autograd.gradcheck import GradcheckError
 
 from torch_testing_ext import common_cuda, common_distributed, common_utils, devices
+from torch_testing_ext._torch_private import dynamo_config_value
 from torch_testing_ext.common_device_type import (
     instantiate_device_type_tests,
     ops,
@@ -65,6 +68,7 @@ from torch_testing_ext.common_utils import (
 )
 from torch_testing_ext.device_type.device_skips import OPS_UNAVAILABLE
 from torch_testing_ext.fresh_ranks import supervisor
+from torch_testing_ext.logging_utils import LoggingTestCase
 from torch_testing_ext.process_groups import tcp_store
 from torch_testing_ext.ranks.skip_checks import pending_skip
 from torch_testing_ext.skips import platform_skips
@@ -536,6 +540,50 @@ class TestDeviceTypeSkips(TestCase):
         self.assertEqual(len(names), 1)
         result = run_case(generated, names[0])
         self.assertEqual([reason for _, reason in result.skipped], [OPS_UNAVAILABLE])
+
+
+# -- logging_utils, and TestCase.run_process_no_exception ---------------------------------------
+
+class TestLoggingTestCase(TestCase):
+    def test_class_settings_hold_inside_and_are_undone_after(self):
+        seen = {}
+
+        class Logs(LoggingTestCase):
+            def test_x(self):
+                seen["env"] = os.environ.get("___LOG_TESTING")
+                seen["suppress_errors"] = dynamo_config_value("suppress_errors")
+                seen["verbose"] = dynamo_config_value("verbose")
+
+        before = (os.environ.get("___LOG_TESTING"), dynamo_config_value("suppress_errors"))
+        result = unittest.TestResult()
+        unittest.TestSuite([Logs("test_x")]).run(result)
+        self.assertEqual(result.errors + result.failures, [])
+        self.assertEqual(seen, {"env": "", "suppress_errors": True, "verbose": False})
+        self.assertEqual((os.environ.get("___LOG_TESTING"), dynamo_config_value("suppress_errors")), before)
+
+    def test_has_and_get_record(self):
+        records = [logging.LogRecord("x", logging.INFO, __file__, 1, msg, args, None)
+                   for msg, args in [("FSDP::pre_forward (%d)", (0,)), ("FSDP::pre_forward (%d)", (1,)),
+                                     ("root_post_backward", ())]]
+        case = LoggingTestCase()
+        # (text, hasRecord, getRecord's message or the failure it gives)
+        rows = [("pre_forward (1)", True, "FSDP::pre_forward (1)"),
+                ("root_post", True, "root_post_backward"),
+                ("pre_forward", True, AssertionError("multiple matching records for pre_forward")),
+                ("absent", False, AssertionError("did not find record with absent"))]
+        for text, has, got in rows:
+            with self.subTest(text=text):
+                self.assertIs(case.hasRecord(records, text), has)
+                if isinstance(got, AssertionError):
+                    with self.assertRaisesRegex(AssertionError, str(got)):
+                        case.getRecord(records, text)
+                else:
+                    self.assertEqual(case.getRecord(records, text).getMessage(), got)
+
+    def test_run_process_no_exception(self):
+        code = "import os, sys\nprint(os.environ['PROBE'])\nsys.stderr.write('to err')\nsys.exit(3)"
+        out, err = TestCase.run_process_no_exception(code, env=dict(os.environ, PROBE="seen"))
+        self.assertEqual((out, err), (b"seen\n", b"to err"))
 
 
 if __name__ == "__main__":

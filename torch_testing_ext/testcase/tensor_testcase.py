@@ -135,6 +135,15 @@ class TestCase(expecttest.TestCase):
             raise self.failureException(
                 f"the load failed without {expected_failure_message!r}:\n{output}")
 
+    @staticmethod
+    def run_process_no_exception(code: str, env: dict[str, str] | None = None) -> tuple[bytes, bytes]:
+        """Run ``code`` with ``python -c`` in a fresh interpreter (``env``: its whole
+        environment, default this process's) and return its ``(stdout, stderr)`` as bytes,
+        whatever its exit status (as upstream, the caller checks the output)."""
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                              stdin=subprocess.DEVNULL, env=env)
+        return done.stdout, done.stderr
+
 
 class ComparisonOptions(TypedDict, total=False):
     """The keyword options of ``assertEqual`` and ``assertNotEqual``."""
