@@ -57,6 +57,9 @@ from torch_testing_ext.distributed.distributed_utils import (
     with_dist,
     with_fake_comms,
 )
+from torch_testing_ext.distributed.rpc.faulty_rpc_agent_test_fixture import FaultyRpcAgentTestFixture
+from torch_testing_ext.distributed.rpc.rpc_agent_test_fixture import RpcAgentTestFixture
+from torch_testing_ext.distributed.rpc.tensorpipe_rpc_agent_test_fixture import TensorPipeRpcAgentTestFixture
 from torch_testing_ext.models import fsdp1_variants
 
 DEVICE = devices.device_type()
@@ -418,6 +421,44 @@ class TestRpcPlaceholders(TestCase):
         self.assertEqual(len(result.skipped), 1)
         self.assertIn("the RPC test suite RpcTest (upstream torch.testing._internal.distributed.rpc.rpc_test)",
                       result.skipped[0][1])
+
+
+class TestRpcFixtures(TestCase):
+    def test_tensorpipe_fixture_answers_backend_options_and_regexes(self):
+        import torch.distributed.rpc as rpc
+
+        fixture = TensorPipeRpcAgentTestFixture()
+        fixture.file_name = "/tmp/x"
+        self.assertEqual(fixture.world_size, 4)
+        self.assertEqual(fixture.rpc_backend, rpc.BackendType.TENSORPIPE)
+        with mock.patch.dict("os.environ", {"RPC_INIT_WITH_TCP": "0"}):
+            self.assertEqual(fixture.init_method, "file:///tmp/x")
+            options = fixture.rpc_backend_options
+        self.assertIsInstance(options, rpc.TensorPipeRpcBackendOptions)
+        self.assertEqual(options.init_method, "file:///tmp/x")
+        with mock.patch.dict("os.environ", {"RPC_INIT_WITH_TCP": "1", "MASTER_ADDR": "h",
+                                            "MASTER_PORT": "7"}):
+            self.assertEqual(fixture.init_method, "tcp://h:7")
+        self.assertRegex("RPC ran for more than 5 ms", fixture.get_timeout_error_regex())
+
+    def test_faulty_fixture_keeps_injected_faults_and_skips_without_its_backend(self):
+        fixture = FaultyRpcAgentTestFixture()
+        self.assertIn("RREF_FORK_REQUEST", fixture.messages_to_fail)
+        fixture.setup_fault_injection(["PYTHON_CALL"], None)
+        self.assertEqual(fixture.messages_to_fail, ["PYTHON_CALL"])
+        self.assertEqual(fixture.messages_to_delay, {"PYTHON_CALL": 1.5, "SCRIPT_CALL": 1.5})
+        self.assertRegex("Connection reset by peer", fixture.get_shutdown_error_regex())
+        import torch.distributed.rpc as rpc
+
+        if "FAULTY_TENSORPIPE" in rpc.BackendType.__members__:
+            self.assertEqual(fixture.rpc_backend.name, "FAULTY_TENSORPIPE")
+        else:
+            with self.assertRaisesRegex(unittest.SkipTest, "FAULTY_TENSORPIPE RPC backend is not registered"):
+                _ = fixture.rpc_backend
+
+    def test_abstract_fixture_cannot_be_made(self):
+        with self.assertRaises(TypeError):
+            RpcAgentTestFixture()
 
 
 class TestFaces(TestCase):

@@ -12,6 +12,7 @@ Each is thin; the definitions live in our rooms.
   ``distributed_bases``);
 - ``rpc_utils``: ``generate_tests`` and the suite lists, placeholders that skip (from
   ``distributed_bases``);
+- ``rpc``: the RPC agents' test fixtures (from ``distributed_bases``);
 - ``multi_threaded_pg``: ``ProcessLocalGroup``, ``ThreadLocalWorld``, ``_install_threaded_pg``,
   ``_uninstall_threaded_pg`` (from ``threads``).
 """

@@ -1,0 +1,7 @@
+"""Named as in ``torch.testing._internal.distributed.rpc.tensorpipe_rpc_agent_test_fixture``."""
+
+from __future__ import annotations
+
+from ...distributed_bases.rpc_fixtures import RpcAgentTestFixture, TensorPipeRpcAgentTestFixture
+
+__all__ = ["RpcAgentTestFixture", "TensorPipeRpcAgentTestFixture"]
