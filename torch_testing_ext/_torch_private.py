@@ -17,6 +17,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import unittest
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any, TypeVar
 
 __all__ = [
@@ -68,6 +69,8 @@ __all__ = [
     "thread_frames",
     "raise_in_thread",
     "answer_source_rank",
+    "sharded_tensor_api",
+    "sharding_spec_api",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -564,3 +567,20 @@ def warm_inductor_process_caches() -> None:
 
     codecache.torch_key()
     cpu_vec_isa.pick_vec_isa()
+
+
+@_private("torch.distributed._shard.sharded_tensor (ShardedTensor, its factories)")
+def sharded_tensor_api() -> ModuleType:
+    """The sharded-tensor API (``ShardedTensor``, ``rand``, ``ones``, ...): the subject of the
+    sharded-tensor test bases, which torch keeps in a private package."""
+    from torch.distributed._shard import sharded_tensor
+
+    return sharded_tensor
+
+
+@_private("torch.distributed._shard.sharding_spec (ChunkShardingSpec, EnumerableShardingSpec, ShardMetadata)")
+def sharding_spec_api() -> ModuleType:
+    """The sharding specs a sharded tensor is made by, from torch's private ``_shard`` package."""
+    from torch.distributed._shard import sharding_spec
+
+    return sharding_spec

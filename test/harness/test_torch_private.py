@@ -643,6 +643,26 @@ class TestPrivateAccessContracts(TestCase):
 
             receive_from_any(self)
 
+    def test_sharded_tensor_api(self):
+        with contract("sharded_tensor_api"):
+            api = private.sharded_tensor_api()
+            spec = private.sharding_spec_api().ChunkShardingSpec(dim=0, placements=["rank:0/cpu"])
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                st = api.ones(spec, 4, 2)
+                self.assertIsInstance(st, api.ShardedTensor)
+                self.assertEqual(st.local_tensor(), torch.ones(4, 2))
+                self.assertEqual(api.rand(spec, 4, 2).size(), torch.Size([4, 2]))
+            finally:
+                dist.destroy_process_group()
+
+    def test_sharding_spec_api(self):
+        with contract("sharding_spec_api"):
+            specs = private.sharding_spec_api()
+            block = specs.ShardMetadata(shard_offsets=[0, 0], shard_sizes=[2, 2], placement="rank:0/cpu")
+            self.assertEqual(specs.EnumerableShardingSpec([block]).shards, [block])
+            self.assertEqual(specs.ChunkShardingSpec(dim=1, placements=["rank:0/cpu"]).dim, 1)
+
     def test_preloaded_private_modules(self):
         import importlib
 

@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch.distributed._shard.sharded_tensor import ShardedTensor
 
 from .. import devices
+from .._torch_private import sharded_tensor_api
 
 __all__ = ["SimpleMegatronLM"]
 
@@ -30,7 +30,7 @@ def _linear(size: Sequence[Any], dtype: torch.dtype) -> nn.Linear:
 
 
 def _local(weight: Any) -> Any:
-    return weight.local_tensor() if isinstance(weight, ShardedTensor) else weight
+    return weight.local_tensor() if isinstance(weight, sharded_tensor_api().ShardedTensor) else weight
 
 
 class SimpleMegatronLM(nn.Module):

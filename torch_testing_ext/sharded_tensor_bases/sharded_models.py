@@ -16,7 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch.distributed._shard import sharded_tensor
+
+from .._torch_private import sharded_tensor_api
 
 __all__ = ["MyShardedModel1", "MyShardedModel2", "SHARDED_SIZE"]
 
@@ -27,7 +28,7 @@ SHARDED_SIZE = (10, 20)
 def _sharded_rand(spec: Any, group: Any, init_rrefs: bool) -> Any:
     if spec is None:
         return None
-    return sharded_tensor.rand(spec, *SHARDED_SIZE, process_group=group, init_rrefs=init_rrefs)
+    return sharded_tensor_api().rand(spec, *SHARDED_SIZE, process_group=group, init_rrefs=init_rrefs)
 
 
 class MyShardedModel2(torch.nn.Module):

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from torch.distributed._shard.sharding_spec import ChunkShardingSpec, EnumerableShardingSpec, ShardMetadata
 
 from .. import devices
+from .._torch_private import sharding_spec_api
 
 __all__ = ["DEFAULT_GPU_NUM", "PLACEMENTS", "placement", "chunk_sizes",
            "_chunk_sharding_specs_list_for_test", "generate_chunk_sharding_specs_for_test",
@@ -39,7 +39,7 @@ def placement(rank: int) -> str:
 PLACEMENTS = [placement(rank) for rank in range(DEFAULT_GPU_NUM)]
 
 
-def _chunk_sharding_specs_list_for_test(sharding_dims: Sequence[int], seed: int = 0) -> list[ChunkShardingSpec]:
+def _chunk_sharding_specs_list_for_test(sharding_dims: Sequence[int], seed: int = 0) -> list[Any]:
     """One chunk spec per entry of ``sharding_dims``, on that dim, over ranks 0-3 in a seeded
     order: spec ``i``'s order is spec ``i - 1``'s (ranks 0-3 for the first) shuffled by
     ``random.Random(seed + i)``.
@@ -52,25 +52,27 @@ def _chunk_sharding_specs_list_for_test(sharding_dims: Sequence[int], seed: int 
     specs = []
     for index, dim in enumerate(sharding_dims):
         random.Random(seed + index).shuffle(order)
-        specs.append(ChunkShardingSpec(dim=dim, placements=list(order)))
+        specs.append(sharding_spec_api().ChunkShardingSpec(dim=dim, placements=list(order)))
     return specs
 
 
-def generate_chunk_sharding_specs_for_test(sharding_dim: int) -> list[ChunkShardingSpec]:
+def generate_chunk_sharding_specs_for_test(sharding_dim: int) -> list[Any]:
     """Three chunk specs on ``sharding_dim`` over ranks 0-3: in order, then starting at rank
     2 (2, 3, 0, 1), then starting at rank 3 (3, 0, 1, 2)."""
-    return [ChunkShardingSpec(dim=sharding_dim,
-                              placements=[placement((first + k) % DEFAULT_GPU_NUM) for k in range(DEFAULT_GPU_NUM)])
+    specs = sharding_spec_api()
+    ranks = range(DEFAULT_GPU_NUM)
+    return [specs.ChunkShardingSpec(dim=sharding_dim, placements=[placement((first + k) % len(ranks)) for k in ranks])
             for first in (0, 2, 3)]
 
 
-def generate_enumerable_sharding_specs_for_test() -> list[EnumerableShardingSpec]:
+def generate_enumerable_sharding_specs_for_test() -> list[Any]:
     """One enumerable spec: a 10x10 tensor in four 5x5 blocks, column by column (rank 0 at
     (0, 0), rank 1 at (5, 0), rank 2 at (0, 5), rank 3 at (5, 5))."""
     corners = [(0, 0), (5, 0), (0, 5), (5, 5)]
-    return [EnumerableShardingSpec([ShardMetadata(shard_offsets=[row, col], shard_sizes=[5, 5],
-                                                  placement=placement(rank))
-                                    for rank, (row, col) in enumerate(corners)])]
+    specs = sharding_spec_api()
+    return [specs.EnumerableShardingSpec([specs.ShardMetadata(shard_offsets=[row, col], shard_sizes=[5, 5],
+                                                              placement=placement(rank))
+                                          for rank, (row, col) in enumerate(corners)])]
 
 
 def chunk_sizes(dim_size: int, chunks: int) -> list[int]:
