@@ -18,7 +18,7 @@ from .distributed_bases.nccl_env import with_nccl_blocking_wait
 from .distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
 from .distributed_bases.sparse_reduce_cases import simple_sparse_reduce_tests
 from .distributed_bases.subtests import run_subtests
-from .distributed_bases.test_timeouts import get_timeout
+from .distributed_bases.upstream_timeouts import get_timeout
 from .dynamo.dynamo_distributed_cases import (
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,

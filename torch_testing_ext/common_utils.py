@@ -28,7 +28,7 @@ from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, pa
 from .testcase.serial_mark import serialTest
 from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
 from .testcase.tensor_testcase import TestCase
-from .testcase.test_aids import (
+from .testcase.testing_aids import (
     NoTest,
     check_leaked_tensors,
     get_cycles_per_ms,

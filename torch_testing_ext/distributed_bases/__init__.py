@@ -12,6 +12,6 @@
 - ``rpc_suites``: ``generate_tests`` and the RPC suite lists, as placeholders that skip;
 - ``rpc_fixtures``: the RPC agents' test fixtures (TensorPipe, faulty TensorPipe);
 - ``sparse_reduce_cases``: ``simple_sparse_reduce_tests``, sparse sum-reduce inputs and results;
-- ``test_timeouts``: ``get_timeout``, upstream's per-test timeouts;
+- ``upstream_timeouts``: ``get_timeout``, upstream's per-test timeouts;
 - ``nccl_env``: ``with_nccl_blocking_wait``.
 """

@@ -9,7 +9,7 @@ comparison behind ``assertEqual``, ``parametrize``, and small aids a test body u
 - ``temp_paths``: ``TemporaryFileName`` and ``TemporaryDirectoryName``;
 - ``output_capture``: ``captured_output``;
 - ``serial_mark``: ``serialTest``;
-- ``test_aids``: ``NoTest``, ``suppress_warnings``, ``check_leaked_tensors``,
+- ``testing_aids``: ``NoTest``, ``suppress_warnings``, ``check_leaked_tensors``,
   ``wrapSwapTensorsTest``, ``get_cycles_per_ms``;
 - ``autograd_checks``: ``gradcheck``/``gradgradcheck`` with the test defaults, and
   ``_assertGradAndGradgradChecks``.
