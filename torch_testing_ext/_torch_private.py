@@ -71,6 +71,8 @@ __all__ = [
     "answer_source_rank",
     "sharded_tensor_api",
     "sharding_spec_api",
+    "make_wrapper_subclass",
+    "correct_aliasing",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -584,3 +586,22 @@ def sharding_spec_api() -> ModuleType:
     from torch.distributed._shard import sharding_spec
 
     return sharding_spec
+
+
+@_private("torch.Tensor._make_wrapper_subclass(cls, size, strides=, storage_offset=, dtype=, device=, layout=, "
+          "requires_grad=)")
+def make_wrapper_subclass(cls: type, size: Any, **metadata: Any) -> Any:
+    """A tensor of subclass ``cls`` with ``size`` and ``metadata`` but no storage of its own,
+    for subclasses that keep their data in inner tensors."""
+    import torch
+
+    return torch.Tensor._make_wrapper_subclass(cls, size, **metadata)
+
+
+@_private("torch.utils._python_dispatch.return_and_correct_aliasing(func, args, kwargs, out)")
+def correct_aliasing(func: Any, args: Any, kwargs: Any, out: Any) -> Any:
+    """``out`` of a wrapper subclass's ``__torch_dispatch__``, made to alias its inputs as
+    ``func``'s schema says (views and in-place ops hand back the input wrapper)."""
+    from torch.utils._python_dispatch import return_and_correct_aliasing
+
+    return return_and_correct_aliasing(func, args, kwargs, out)

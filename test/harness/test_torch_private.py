@@ -663,6 +663,25 @@ class TestPrivateAccessContracts(TestCase):
             self.assertEqual(specs.EnumerableShardingSpec([block]).shards, [block])
             self.assertEqual(specs.ChunkShardingSpec(dim=1, placements=["rank:0/cpu"]).dim, 1)
 
+    def test_make_wrapper_subclass(self):
+        with contract("make_wrapper_subclass"):
+            class Shell(torch.Tensor):
+                @classmethod
+                def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+                    raise NotImplementedError(func)
+
+            shell = private.make_wrapper_subclass(Shell, (2, 3), dtype=torch.float64, device="cpu")
+            self.assertIsInstance(shell, Shell)
+            self.assertEqual((shell.shape, shell.dtype), (torch.Size([2, 3]), torch.float64))
+
+    def test_correct_aliasing(self):
+        with contract("correct_aliasing"):
+            from torch_testing_ext.two_tensor import TwoTensor  # its dispatch hands out through it
+
+            t = TwoTensor(torch.ones(2), torch.zeros(2))
+            self.assertIs(t.add_(1), t)
+            self.assertIs(t.view(2, 1)._base, t)
+
     def test_preloaded_private_modules(self):
         import importlib
 

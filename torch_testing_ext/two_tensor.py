@@ -1,0 +1,7 @@
+"""Face of ``torch.testing._internal.two_tensor``: ``TwoTensor`` (``models/two_tensor_subclass.py``)."""
+
+from __future__ import annotations
+
+from .models.two_tensor_subclass import TwoTensor
+
+__all__ = ["TwoTensor"]
