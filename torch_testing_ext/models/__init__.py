@@ -12,5 +12,7 @@
 - ``fsdp_skip_models``: ``SkipModel``, ``SkipModule`` and ``NestedLinear``;
 - ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed);
 - ``forward_inputs_models``: ``SaveForwardInputsModel``, which records each module's input;
-- ``two_tensor_subclass``: ``TwoTensor``, a tensor subclass that runs every op on two tensors.
+- ``two_tensor_subclass``: ``TwoTensor``, a tensor subclass that runs every op on two tensors;
+- ``composable_models``: ``UnitModule``, ``CompositeModel``, ``CompositeParamModel`` & co, the
+  composable APIs' test models.
 """

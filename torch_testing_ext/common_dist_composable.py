@@ -1,0 +1,16 @@
+"""Face of ``torch.testing._internal.common_dist_composable``: the composable APIs' test models
+(``models/composable_models.py``)."""
+
+from __future__ import annotations
+
+from .models.composable_models import (
+    CompositeModel,
+    CompositeParamModel,
+    FakeSequential,
+    NestedSequentialModel,
+    UnitModule,
+    UnitParamModule,
+)
+
+__all__ = ["UnitModule", "CompositeModel", "UnitParamModule", "CompositeParamModel", "FakeSequential",
+           "NestedSequentialModel"]
