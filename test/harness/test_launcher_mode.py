@@ -1,19 +1,23 @@
 """Self-tests of launcher mode: under ``torchrun`` each rank process runs the tests itself.
 
-The end-to-end tests start ``torchrun`` on ``fixtures/launched_cases.py`` (2 ranks, or two
-one-rank "nodes" on loopback) as a marked run (``process_tree.marked_run``: its own TMPDIR,
-every process it starts watched in ``/proc``), with each rank's stdout and stderr in files
-(``--log-dir``, ``--redirects 3``), and check what each rank reported, the JUnit XML of each
-rank, that the run ended within its bound, and that no process and no temporary file is left.
-One ``torchrun`` costs several seconds (an agent and two interpreters importing torch), so
-each invocation serves several checks. The unit tests check the environment parsing and the
-reporting helpers without a launcher.
+The end-to-end tests start ``torchrun`` on ``fixtures/launched_cases.py`` as a marked run
+(``process_tree.marked_run``: its own TMPDIR, every process it starts watched in ``/proc``),
+with each rank's stdout and stderr in files (``--log-dir``, ``--redirects 3``), and check what
+each rank reported, the JUnit XML of each rank, and that no process and no temporary file is
+left. One ``torchrun`` costs several seconds (an agent and its ranks importing torch), so each
+job serves every check of its kind: one job of two one-rank "nodes" on loopback runs every
+class that ends on its own (fresh, kept, FSDP and DTensor classes that pass, fail, error and
+skip) and each test reads its part; ``torchrun --standalone`` runs the hanging class and the
+pytest run; two processes given the five variables stand for any other launcher. The unit
+tests check the environment parsing, ``run_tests``' error on a bad variable and the reporting
+helpers without a launcher.
 """
 
+import contextlib
 import glob
+import io
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,12 +31,15 @@ from torch_testing_ext.launcher import launched_run
 from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
 from torch_testing_ext.process_groups.ports import find_free_port
 from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
+from torch_testing_ext.ranks import launcher_env
 from torch_testing_ext.ranks.launched_reports import rank_report_path, summary_stream
 from torch_testing_ext.ranks.launcher_env import LaunchedRank, launched_rank
 from torch_testing_ext.ranks.outcomes import RankOutcome, combine
 from torch_testing_ext.ranks.rank_facts import RankFacts, enter_rank, leave_rank, rank_device_index
 from torch_testing_ext.ranks.settings import SettingError
 from torch_testing_ext.reporting.status import Status
+
+from fixtures import launched_cases
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE = os.path.join(HERE, "fixtures", "launched_cases.py")
@@ -44,18 +51,20 @@ GOOD_ENV = {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1", "MASTER_ADDR": "1
 
 
 class Torchrun:
-    """``torchrun *launcher_args fixture *fixture_args`` as a marked run; each rank's output
-    in files, JUnit XML in ``xml_dir``."""
+    """``torchrun *launcher_args fixture *fixture_args`` as a marked run in a directory of its
+    own (removed by ``cleanup``); each rank's output in files, JUnit XML in ``xml_dir``."""
 
-    def __init__(self, test, launcher_args, fixture_args, pytest=False, **env):
+    def __init__(self, launcher_args, fixture_args, pytest=False, **env):
         self.dir = tempfile.mkdtemp(prefix="tte-launcher-selftest-")
-        test.addCleanup(shutil.rmtree, self.dir, True)
         self.log_dir = os.path.join(self.dir, "logs")
         self.xml_dir = os.path.join(self.dir, "xml")
         target = ["-m", "pytest", "-p", "no:cacheprovider", FIXTURE] if pytest else [FIXTURE]
         self.run = MarkedRun("-m", "torch.distributed.run", *launcher_args, "--log-dir", self.log_dir,
                              "--redirects", "3", *target, *fixture_args, cwd=self.dir, **env)
-        test.addCleanup(self.run.close)
+
+    def cleanup(self):
+        self.run.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def rank_output(self, local_rank, stream):
         """What local rank ``local_rank`` wrote to ``stream`` ("stdout" or "stderr")."""
@@ -66,13 +75,23 @@ class Torchrun:
             return log.read()
 
     def xml_cases(self, name):
-        """{test name: (tag of its outcome or None, message)} of one JUnit XML file."""
+        """{"Class.test_name": (tag of its outcome or None, message)} of one JUnit XML file."""
         root = ET.parse(os.path.join(self.xml_dir, name)).getroot()
         cases = {}
         for case in root.iter("testcase"):
             child = next(iter(case), None)
-            cases[case.get("name")] = (None, "") if child is None else (child.tag, child.get("message", ""))
+            test = f"{case.get('classname').rsplit('.', 1)[-1]}.{case.get('name')}"
+            cases[test] = (None, "") if child is None else (child.tag, child.get("message", ""))
         return cases
+
+
+def standalone(test, fixture_args, pytest=False, **env):
+    """A finished ``torchrun --standalone --nproc-per-node 2`` job: its runner, exit status and
+    console output (cleaned up after ``test``)."""
+    run = Torchrun(["--standalone", "--nproc-per-node", "2"], fixture_args, pytest=pytest, **env)
+    test.addCleanup(run.cleanup)
+    code, console = run.run.finish(timeout=RUN_TIMEOUT)
+    return run, code, console
 
 
 class LauncherTestCase(TestCase):
@@ -81,26 +100,53 @@ class LauncherTestCase(TestCase):
         self.assertEqual(run.run.left_after_bound(), [], "processes left after torchrun ended")
         self.assertEqual(os.listdir(run.run.tmpdir), [], "the run left temporary files")
 
-    def finish(self, run):
-        code, console = run.run.finish(timeout=RUN_TIMEOUT)
-        return code, console
 
+class TestTwoNodes(TestCase):
+    """One job, every class of the fixture that ends on its own: two torchruns, each a one-rank
+    "node" on loopback (each with its own agent, directory and JUnit XML), started at once."""
 
-class TestTwoRanks(LauncherTestCase):
-    def test_outcomes_skips_and_reports_of_both_ranks(self):
-        run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"],
-                       ["-v", "--save-xml", "xml", "-k", "Launched", "-k", "NeedsFour", "-k", "OneRank"])
-        code, console = self.finish(run)
-        self.assertNotEqual(code, 0, console)  # a test failed, so each rank exits 1
-        self.assertNothingLeft(run)
+    CLASSES = ["Launched", "NeedsFour", "OneRank", "KeptWorld"]  # -k patterns (Launched* and KeptWorld*)
+    PASSING = ["Launched.test_passes_with_a_file_rendezvous", "Launched.test_passes_with_two_store_rendezvous",
+               "OneRank.test_runs_on_rank_0_alone", "LaunchedBases.test_distributed_test_base",
+               "LaunchedFSDP.test_fully_shard", "LaunchedDTensor.test_shard",
+               "KeptWorld.test_a_has_the_class_group", "KeptWorld.test_c_runs_after_a_failure",
+               "KeptWorldFSDP.test_fully_shard", "KeptWorldDTensor.test_shard"]
 
-        # Only rank 0 writes its summary to stdout; rank 1 writes the same to stderr.
-        summary = run.rank_output(0, "stdout")
-        self.assertEqual(run.rank_output(1, "stdout"), "")
-        self.assertEqual(run.rank_output(0, "stderr"), "")
-        for output in (summary, run.rank_output(1, "stderr")):
-            self.assertIn("Ran 11 tests", output)
-            self.assertIn("FAILED (failures=1, errors=1, skipped=3)", output)
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        port = str(find_free_port())
+        patterns = [arg for name in cls.CLASSES for arg in ("-k", name)]
+        cls.nodes = []
+        for node in (0, 1):
+            cls.nodes.append(Torchrun(["--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1",
+                                       "--master-addr", "127.0.0.1", "--master-port", port],
+                                      ["-v", "--save-xml", "xml", *patterns]))
+            cls.addClassCleanup(cls.nodes[-1].cleanup)
+        cls.ended = watch_all([node.run for node in cls.nodes], timeout=RUN_TIMEOUT)
+        # Only rank 0 writes its summary to stdout; rank 1 (node 1's only rank) writes the same
+        # to stderr.
+        cls.summaries = [cls.nodes[0].rank_output(0, "stdout"), cls.nodes[1].rank_output(0, "stderr")]
+
+    def test_each_node_ends_failed_and_leaves_nothing(self):
+        for node, (code, console, left) in zip(self.nodes, self.ended, strict=True):
+            self.assertEqual(code, 1, console)  # tests failed, on both nodes
+            self.assertGreaterEqual(len(node.run.seen), 2, "torchrun and its rank were seen")
+            self.assertEqual(left, [], "processes left after torchrun ended")
+            self.assertEqual(os.listdir(node.run.tmpdir), [], "the run left temporary files")
+
+    def test_each_rank_reports_every_test_on_its_own_stream(self):
+        self.assertEqual(self.nodes[0].rank_output(0, "stderr"), "")
+        self.assertEqual(self.nodes[1].rank_output(0, "stdout"), "")
+        for output in self.summaries:
+            self.assertIn("Ran 16 tests", output)
+            self.assertIn("FAILED (failures=2, errors=1, skipped=3)", output)
+            for passing in self.PASSING:
+                cls, name = passing.split(".")
+                self.assertRegex(output, rf"{name} \(__main__\.{cls}\.{name}\) \.\.\. ok")
+
+    def test_a_failure_or_error_on_rank_1_fails_the_test_on_both_ranks(self):
+        for output in self.summaries:
             # A failure on rank 1 alone fails the test on both ranks, naming rank 1.
             self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", output)
             self.assertIn("AssertionError: only rank 0 may pass", output)
@@ -108,45 +154,44 @@ class TestTwoRanks(LauncherTestCase):
             self.assertIn("RankError: 1 of 2 ranks did not pass (rank 1)", output)
             self.assertIn("ValueError: rank one raised on purpose", output)
             self.assertIn("rank 0 stopped early because another rank had failed", output)
-            # More ranks than the launcher started: a skip naming both numbers.
+
+    def test_a_test_that_needs_more_ranks_than_launched_skips_naming_both(self):
+        for output in self.summaries:
             self.assertIn("skipped 'NeedsFour needs 4 ranks; the launcher started 2 (WORLD_SIZE=2)'", output)
             self.assertIn("skipped 'Need at least 4 ranks: the launcher started 2 ranks "
                           "(WORLD_SIZE=2)'", output)
-            for passing in ("test_passes_with_a_file_rendezvous", "test_passes_with_two_store_rendezvous",
-                            "test_runs_on_rank_0_alone", "test_distributed_test_base", "test_fully_shard",
-                            "test_shard"):
-                self.assertRegex(output, rf"{passing} \(.*\) \.\.\. ok")
+            self.assertIn("skipped 'skipped inside every rank'", output)
 
-        # JUnit XML: TEST-x.xml from rank 0, TEST-x-rank1.xml from rank 1, the same verdicts.
-        self.assertEqual(sorted(os.listdir(run.xml_dir)), [f"TEST-{STEM}-rank1.xml", f"TEST-{STEM}.xml"])
-        rank0, rank1 = run.xml_cases(f"TEST-{STEM}.xml"), run.xml_cases(f"TEST-{STEM}-rank1.xml")
-        self.assertEqual(len(rank0), 11)
+    def test_each_rank_writes_its_junit_xml_with_the_same_verdicts(self):
+        # TEST-x.xml from rank 0, TEST-x-rank1.xml from rank 1 (each node in its own directory).
+        self.assertEqual(os.listdir(self.nodes[0].xml_dir), [f"TEST-{STEM}.xml"])
+        self.assertEqual(os.listdir(self.nodes[1].xml_dir), [f"TEST-{STEM}-rank1.xml"])
+        rank0 = self.nodes[0].xml_cases(f"TEST-{STEM}.xml")
+        rank1 = self.nodes[1].xml_cases(f"TEST-{STEM}-rank1.xml")
+        self.assertEqual(len(rank0), 16)
         self.assertEqual(rank0, rank1)
-        self.assertEqual(rank0["test_fails_on_rank_1"], ("failure", "1 of 2 ranks did not pass (rank 1)"))
-        self.assertEqual(rank0["test_raises_on_rank_1_in_a_collective"][0], "error")
-        self.assertEqual(rank0["test_shard"], (None, ""))
+        self.assertEqual(rank0["Launched.test_fails_on_rank_1"], ("failure", "1 of 2 ranks did not pass (rank 1)"))
+        self.assertEqual(rank0["Launched.test_raises_on_rank_1_in_a_collective"][0], "error")
+        self.assertEqual(rank0["LaunchedDTensor.test_shard"], (None, ""))
 
     def test_kept_rank_classes_run_on_the_launched_ranks(self):
-        run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"], ["-v", "-k", "KeptWorld"])
-        code, console = self.finish(run)
-        self.assertEqual(code, 1, console)  # test_b fails, on both ranks
-        self.assertNothingLeft(run)
-        for output in (run.rank_output(0, "stdout"), run.rank_output(1, "stderr")):
-            self.assertIn("Ran 5 tests", output)
-            self.assertIn("FAILED (failures=1)", output)
-            self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", output)
-            for passing in ("test_a_has_the_class_group", "test_c_runs_after_a_failure",
-                            "test_fully_shard", "test_shard"):
-                self.assertRegex(output, rf"{passing} \(.*\) \.\.\. ok")
+        rank0 = self.nodes[0].xml_cases(f"TEST-{STEM}.xml")
+        self.assertEqual({test: verdict for test, verdict in rank0.items() if test.startswith("KeptWorld")}, {
+            "KeptWorld.test_a_has_the_class_group": (None, ""),
+            "KeptWorld.test_b_fails_on_rank_1": ("failure", "1 of 2 ranks did not pass (rank 1)"),
+            "KeptWorld.test_c_runs_after_a_failure": (None, ""),
+            "KeptWorldFSDP.test_fully_shard": (None, ""),
+            "KeptWorldDTensor.test_shard": (None, ""),
+        })
 
+
+class TestStandalone(LauncherTestCase):
     def test_a_hanging_rank_ends_the_job_with_its_stack_and_a_non_zero_exit(self):
-        run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"], ["Hangs", "-v", "--save-xml", "xml"],
-                       FIXTURE_TIMEOUT=str(HANG_TIMEOUT))
-        code, console = self.finish(run)
-        elapsed = run.run.exited_at - run.run.started_at
+        # Without the rank's own timeout the job would hang until RUN_TIMEOUT, and fail.
+        run, code, console = standalone(self, ["Hangs", "-v", "--save-xml", "xml"],
+                                        FIXTURE_TIMEOUT=str(HANG_TIMEOUT))
         self.assertNotEqual(code, 0, console)
         self.assertIn("exitcode  : 124", console)  # torchrun names the rank that timed out
-        self.assertLess(elapsed, HANG_TIMEOUT + 60, "the job must end soon after the test's timeout")
         self.assertNothingLeft(run)
 
         stderr1 = run.rank_output(1, "stderr")
@@ -156,23 +201,24 @@ class TestTwoRanks(LauncherTestCase):
 
         # Each rank's XML keeps what it reported: rank 1's is written before it exits, rank
         # 0's when the launcher stops it; both name rank 1 as timed out.
+        self.assertEqual(sorted(os.listdir(run.xml_dir)), [f"TEST-{STEM}-rank1.xml", f"TEST-{STEM}.xml"])
         rank0, rank1 = run.xml_cases(f"TEST-{STEM}.xml"), run.xml_cases(f"TEST-{STEM}-rank1.xml")
-        self.assertEqual(rank0["test_a_passes"], (None, ""))
-        self.assertEqual(rank1["test_a_passes"], (None, ""))
-        self.assertEqual(rank0["test_hangs_on_rank_1"], ("error", "1 of 2 ranks did not pass (rank 1)"))
-        self.assertEqual(rank1["test_hangs_on_rank_1"][0], "error")
-        self.assertIn(f"rank 1 timed out after {HANG_TIMEOUT} s", rank1["test_hangs_on_rank_1"][1])
-        self.assertNotIn("test_z_is_not_reached", rank1)
+        self.assertEqual(rank0["Hangs.test_a_passes"], (None, ""))
+        self.assertEqual(rank1["Hangs.test_a_passes"], (None, ""))
+        self.assertEqual(rank0["Hangs.test_hangs_on_rank_1"], ("error", "1 of 2 ranks did not pass (rank 1)"))
+        self.assertEqual(rank1["Hangs.test_hangs_on_rank_1"][0], "error")
+        self.assertIn(f"rank 1 timed out after {HANG_TIMEOUT} s", rank1["Hangs.test_hangs_on_rank_1"][1])
+        self.assertNotIn("Hangs.test_z_is_not_reached", rank1)
         # Rank 0 shows rank 1's stack from the test's frame on (no harness or unittest frames).
         self.assertRegex(run.rank_output(0, "stdout"),
                          rf"rank 1 timed out:\n\[rank 1\] rank 1 timed out after {HANG_TIMEOUT} s; its "
                          r'stack:\n\[rank 1\]   File ".*launched_cases.py", line \d+, in test_hangs_on_rank_1')
 
     def test_under_pytest(self):
-        run = Torchrun(self, ["--standalone", "--nproc-per-node", "2"],
-                       ["-p", "torch_testing_ext.launcher.pytest_ranks", "--junitxml=xml/report.xml",
-                        "-k", "test_passes_with_a_file_rendezvous or test_fails_on_rank_1"], pytest=True)
-        code, console = self.finish(run)
+        run, code, console = standalone(self, ["-p", "torch_testing_ext.launcher.pytest_ranks",
+                                               "--junitxml=xml/report.xml",
+                                               "-k", "test_passes_with_a_file_rendezvous or test_fails_on_rank_1"],
+                                        pytest=True)
         self.assertNotEqual(code, 0, console)
         self.assertNothingLeft(run)
         for rank in (0, 1):
@@ -183,30 +229,7 @@ class TestTwoRanks(LauncherTestCase):
         self.assertEqual(run.xml_cases("report.xml"), run.xml_cases("report-rank1.xml"))
 
 
-class TestTwoNodes(LauncherTestCase):
-    def test_two_one_rank_nodes_on_loopback(self):
-        port = str(find_free_port())
-        nodes = [Torchrun(self, ["--nnodes", "2", "--node-rank", str(node), "--nproc-per-node", "1",
-                                 "--master-addr", "127.0.0.1", "--master-port", port],
-                          ["-v", "-k", "test_passes", "-k", "test_fails_on_rank_1", "-k", "test_shard"])
-                 for node in (0, 1)]
-        ended = watch_all([node.run for node in nodes], timeout=RUN_TIMEOUT)
-        for node, (code, console, left) in zip(nodes, ended):
-            self.assertNotEqual(code, 0, console)  # test_fails_on_rank_1 fails, on both nodes
-            self.assertGreaterEqual(len(node.run.seen), 2, "torchrun and its rank were seen")
-            self.assertEqual(left, [], "processes left after torchrun ended")
-            self.assertEqual(os.listdir(node.run.tmpdir), [], "the run left temporary files")
-        outputs = [nodes[0].rank_output(0, "stdout"), nodes[1].rank_output(0, "stderr")]
-        for output in outputs:
-            self.assertIn("Ran 5 tests", output)
-            self.assertIn("FAILED (failures=1)", output)
-            self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", output)
-            for passing in ("test_passes_with_a_file_rendezvous", "test_passes_with_two_store_rendezvous",
-                            r"test_shard \(__main__\.LaunchedDTensor", r"test_shard \(__main__\.KeptWorldDTensor"):
-                self.assertRegex(output, rf"{passing}.*\.\.\. ok")
-
-
-class TestPlainLauncher(LauncherTestCase):
+class TestPlainLauncher(TestCase):
     def test_two_processes_given_the_five_variables(self):
         # Any launcher: no torchrun agent, so rank 0 hosts the store at MASTER_ADDR:MASTER_PORT.
         env = {"WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(find_free_port())}
@@ -214,7 +237,7 @@ class TestPlainLauncher(LauncherTestCase):
                           RANK=str(rank), LOCAL_RANK=str(rank), **env) for rank in (0, 1)]
         for run in runs:
             self.addCleanup(run.close)
-        for run, (code, output, left) in zip(runs, watch_all(runs, timeout=RUN_TIMEOUT)):
+        for run, (code, output, left) in zip(runs, watch_all(runs, timeout=RUN_TIMEOUT), strict=True):
             self.assertEqual(code, 1, output)
             self.assertIn("Ran 3 tests", output)
             self.assertIn("FAILED (failures=1)", output)
@@ -272,12 +295,17 @@ class TestLaunchedRank(TestCase):
         self.assertIsNotNone(launched_rank(GOOD_ENV))
 
     def test_run_tests_stops_at_a_bad_value_with_one_line_and_exit_2(self):
-        env = {**os.environ, **GOOD_ENV, "RANK": "one"}
-        completed = subprocess.run([sys.executable, FIXTURE, "--list"], env=env, capture_output=True,
-                                   text=True, timeout=120)
-        self.assertEqual(completed.returncode, 2, completed.stderr)
-        self.assertEqual(completed.stdout, "")
-        self.assertEqual(completed.stderr, f"{STEM}.py: error: RANK='one': expected a non-negative integer\n")
+        # As a launcher would start the file: the variables as they were at import, checked
+        # before anything runs. (That a bad setting ends a file with exit status 2 is
+        # test_settings' whole-file test.)
+        out, err = io.StringIO(), io.StringIO()
+        with mock.patch.dict(launcher_env._READ_AT_IMPORT, {**GOOD_ENV, "RANK": "one"}, clear=True), \
+                contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                self.assertRaises(SystemExit) as exited:
+            run_tests(["--list"], module=launched_cases)
+        self.assertEqual(exited.exception.code, 2, err.getvalue())
+        self.assertEqual(out.getvalue(), "")
+        self.assertEqual(err.getvalue(), f"{STEM}.py: error: RANK='one': expected a non-negative integer\n")
 
 
 class TestOutcomeExchange(TestCase):
