@@ -107,12 +107,13 @@ class TestNothingOutlivesTheTestProcess(TestCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.reports = tempfile.TemporaryDirectory(prefix="tte-selftest-xml-")  # outside the runs' TMPDIRs
-        cls.runs = {
-            "exits": MarkedRun(FIXTURE, "Lingering.test_pass", "Lingering.test_fail", "Lingering.test_escape",
-                               "--save-xml", cls.reports.name),
-            "ctrl_c": MarkedRun(FIXTURE, "Lingering.test_hang"),
-            "sigterm": MarkedRun(FIXTURE, "Lingering.test_hang"),
-        }
+        cls.addClassCleanup(cls.reports.cleanup)
+        cls.runs = {}
+        for name, args in (("exits", ["Lingering.test_pass", "Lingering.test_fail", "Lingering.test_escape",
+                                      "--save-xml", cls.reports.name]),
+                           ("ctrl_c", ["Lingering.test_hang"]), ("sigterm", ["Lingering.test_hang"])):
+            cls.runs[name] = MarkedRun(FIXTURE, *args)
+            cls.addClassCleanup(cls.runs[name].close)
         stops = {cls.runs["ctrl_c"]: signal.SIGINT, cls.runs["sigterm"]: signal.SIGTERM}
         ranks_seen = {}
 
@@ -128,13 +129,6 @@ class TestNothingOutlivesTheTestProcess(TestCase):
 
         ended = watch_all(list(cls.runs.values()), timeout=120, after_scan=stop_mid_test)
         cls.results = dict(zip(cls.runs, ended, strict=True))
-
-    @classmethod
-    def tearDownClass(cls):
-        for run in cls.runs.values():
-            run.close()
-        cls.reports.cleanup()
-        super().tearDownClass()
 
     def ended(self, name):
         """How run ``name`` ended: its exit status and output; checked to have left nothing."""
