@@ -198,9 +198,9 @@ class TestContinuousClasses(TestCase):
 
 
 class TestContinuousLeftovers(TestCase):
-    def helper_pid(self, text):
-        """The pid of the ``sleep 600`` that rank 1 left, as ``text`` names it."""
-        found = re.findall(r"pid (\d+) \(started by rank 1\): sleep 600", text)
+    def helper_pid(self, text, named=r"rank 1\): sleep 600"):
+        """The pid of the one process ``text`` names as left, started by ``named``."""
+        found = re.findall(rf"pid (\d+) \(started by {named}", text)
         self.assertEqual(len(found), 1, text)
         return int(found[0])
 
@@ -221,7 +221,10 @@ class TestContinuousLeftovers(TestCase):
         (test, report), = result.errors
         self.assertEqual(_short(test), "LeavesAProcess.test_1_starts_a_helper")
         self.assertEqual(warned, [])
-        self.assertGone(self.helper_pid(report))
+        # Found right after the test, the helper may still be in its exec: then it is named as
+        # "started by an unknown rank: ?" (a race of the leftover scan, reported; the naming is
+        # checked at the world's close above).
+        self.assertGone(self.helper_pid(report, named=r"(?:rank 1\): sleep 600|an unknown rank\): \?)"))
 
 
 class TestContinuousInterrupted(TestCase):
