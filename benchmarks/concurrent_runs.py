@@ -247,7 +247,7 @@ def run_scenario(scenario: Scenario, args: argparse.Namespace, inductor_cache: s
         for run in scenario.runs:
             run.start(inductor_cache)
         results = watch_all([run.marked for run in scenario.runs], args.timeout, args.poll)
-        for run, result in zip(scenario.runs, results):
+        for run, result in zip(scenario.runs, results, strict=True):
             run.conclude(*result)
     finally:
         for run in scenario.runs:
@@ -282,7 +282,7 @@ def table(scenarios: list[Scenario]) -> str:
                             else [pid for run in s.runs for pid in run.left or []]),
                      str(sum(len(run.tmp_left) for run in s.runs)), f"{s.wall:.0f} s"))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines = [" | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "-+-".join("-" * w for w in widths))
     return "\n".join(lines)
 

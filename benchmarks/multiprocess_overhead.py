@@ -2,8 +2,9 @@
 
 For each harness it writes a test file with N trivial 2-rank gloo ``all_reduce`` tests (or N
 tests skipped by ``skip_if_lt_x_gpu(8)``) and reports the marginal cost of a test (see
-``marginal_cost``: the median start-to-start time after the first test). Like ``threaded_world.py``, it imports ``torch.testing._internal``: it
-measures us against it side by side.
+``marginal_cost``: the median start-to-start time after the first test). Like
+``threaded_world.py``, it imports ``torch.testing._internal``: it measures us against it side
+by side.
 
 Usage: python benchmarks/multiprocess_overhead.py [--tests 5] [--repeats 1]
 """

@@ -63,7 +63,7 @@ def plan(max_shards: int) -> int:
         covered = sorted({entry.name for shard in shards for entry in shard.entries})
         missing = "" if covered == sorted(names) else "  (NOT every file planned!)"
         estimates = ", ".join(f"{duration(s)} ({len(shard.entries)})"
-                              for s, shard in zip(loads, shards))
+                              for s, shard in zip(loads, shards, strict=True))
         print(f"{num_shards:>2}  {_ratio(loads):>8.2f}  {estimates}{missing}")
     return 0
 

@@ -2,8 +2,8 @@
 PyTorch's own threaded harness, side by side in one run.
 
 For each harness it writes a test file with N such tests and reports the marginal cost of a
-test (see ``marginal_cost``: the median start-to-start time after the first test). Like ``multiprocess_overhead.py``, it imports
-``torch.testing._internal``: it measures us against it.
+test (see ``marginal_cost``: the median start-to-start time after the first test). Like
+``multiprocess_overhead.py``, it imports ``torch.testing._internal``: it measures us against it.
 
 Usage: python benchmarks/threaded_world.py [--tests 20] [--repeats 1]
 """

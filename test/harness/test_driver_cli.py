@@ -502,14 +502,12 @@ class TestStopping(TestCase):
             while not self.tree.pids.exists() and time.monotonic() < deadline:
                 time.sleep(0.05)
             self.assertTrue(self.tree.pids.exists(), "the fixture never started")
-            sent = time.monotonic()
             driver.send_signal(signum)
             stdout, stderr = driver.communicate(timeout=30)
         finally:
             if driver.poll() is None:
                 driver.kill()
                 driver.communicate()
-        self.assertLess(time.monotonic() - sent, 10)
         self.assertEqual(driver.returncode, expected_status, stdout + stderr)
         self.assertIn("run_test summary", stdout)
         self.assertRegex(stdout, r"interrupted\s+1\n")

@@ -312,9 +312,7 @@ class TestOutcomeExchange(TestCase):
     def test_a_rank_that_does_not_report_in_time_is_named_as_timed_out(self):
         exchange = OutcomeExchange(dist.HashStore(), "__main__.T.test_x/run-0")
         exchange.publish(RankOutcome(0, Status.PASSED))
-        started = time.monotonic()
         outcomes, absent = exchange.collect([0, 1], time.monotonic() + 0.2, waited=0.2)
-        self.assertLess(time.monotonic() - started, 5)
         self.assertEqual(absent, [1])
         self.assertEqual(outcomes, [RankOutcome(0, Status.PASSED), RankOutcome(
             1, Status.TIMED_OUT, "rank 1 did not report an outcome within 0.2 s (still running, or gone)")])
