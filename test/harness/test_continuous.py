@@ -14,7 +14,6 @@ import os
 import re
 import signal
 import tempfile
-import time
 import unittest
 import warnings
 from unittest import mock
@@ -24,8 +23,8 @@ from torch_testing_ext.fresh_ranks import fork_server
 from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
 from torch_testing_ext.process_tree.linux_prctl import become_subreaper
 from torch_testing_ext.process_tree.marked_run import MarkedRun
-from torch_testing_ext.process_tree.proc_table import descendants, process_table
 
+from fixtures.process_checks import below_the_server, wait_until
 from fixtures.procfs import alive
 from fixtures.runs import assert_outcomes
 
@@ -82,18 +81,6 @@ def run_classes(*classes, **env):
     return result, [str(w.message) for w in caught if issubclass(w.category, LeftoverProcessWarning)]
 
 
-def wait_until(predicate, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return predicate()
-
-
-def below_the_server():
-    """Processes still below the fork server: ranks and what they started."""
-    server = fork_server.server_pid()
-    table = process_table()
-    return sorted(pid for pid in descendants([server], table) if not table[pid].gone) if server else []
 
 
 class TestContinuousClasses(TestCase):

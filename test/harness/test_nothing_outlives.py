@@ -28,14 +28,13 @@ from unittest import mock
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.driver.file_reports import read_outcomes
-from torch_testing_ext.fresh_ranks import fork_server
 from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
 from torch_testing_ext.process_tree.linux_prctl import become_subreaper
 from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
-from torch_testing_ext.process_tree.proc_table import descendants, process_table
 from torch_testing_ext.reporting.status import Status
 
 from fixtures import lingering
+from fixtures.process_checks import below_the_server, wait_until
 from fixtures.procfs import alive
 from fixtures.runs import assert_outcomes, run_case
 
@@ -45,18 +44,6 @@ SETTINGS = ("TORCH_TESTING_EXT_TIMEOUT", "TORCH_TESTING_EXT_LEFTOVER_PROCESSES")
 HELPER = re.compile(r"pid (\d+) \(started by rank (\d)\): ")
 
 
-def wait_until(predicate, timeout=10):
-    deadline = time.monotonic() + timeout
-    while not predicate() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return predicate()
-
-
-def below_the_server():
-    """Processes still below this process's fork server: ranks and what they started."""
-    server = fork_server.server_pid()
-    table = process_table()
-    return sorted(pid for pid in descendants([server], table) if not table[pid].gone) if server else []
 
 
 class TestLeftoversInProcess(TestCase):
