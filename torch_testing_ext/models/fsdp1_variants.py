@@ -112,13 +112,13 @@ class ModuleWithDelay(FSDPTestModel):
         self.delay_before_reduction_ms = delay_before_reduction_ms
 
     def get_input(self, device: torch.device) -> tuple[torch.Tensor, ...]:
-        return self.module.get_input(device)  # type: ignore[operator]
+        return self.module.get_input(device)  # type: ignore[operator]  # nn.Module types its attributes as Module | Tensor
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.module(x)
 
     def get_loss(self, input: Any, output: Any) -> torch.Tensor:
-        loss = self.module.get_loss(input, output)  # type: ignore[operator]
+        loss = self.module.get_loss(input, output)  # type: ignore[operator]  # as in get_input
         if self.delay_after_loss_ms > 0:
             delay(self.delay_after_loss_ms)
         return loss
@@ -139,7 +139,7 @@ class ModuleWithDelay(FSDPTestModel):
         for name, original in originals.items():
             setattr(dist, name, delayed(original))
         try:
-            self.module.run_backward(loss)  # type: ignore[operator]
+            self.module.run_backward(loss)  # type: ignore[operator]  # as in get_input
         finally:
             for name, original in originals.items():
                 setattr(dist, name, original)
@@ -157,7 +157,7 @@ class NestedWrappedModuleWithDelay(ModuleWithDelay):
     """A ``NestedWrappedModule`` with delays (moved to the device after wrapping by default)."""
 
     @staticmethod
-    def init(group: dist.ProcessGroup, fsdp_init_mode: FSDPInitMode,  # type: ignore[override]
+    def init(group: dist.ProcessGroup, fsdp_init_mode: FSDPInitMode,  # type: ignore[override]  # upstream's signature
              device_init_mode: DEVICEInitMode = DEVICEInitMode.DEVICE_AFTER,
              fsdp_kwargs: dict[str, Any] | None = None, deterministic: bool = False,
              delay_after_loss_ms: int = 0, delay_before_reduction_ms: int = 0) -> nn.Module:
@@ -203,7 +203,7 @@ class MixtureOfExperts(NestedWrappedModule):
         expert = _move_to_device(nn.Linear(d_expert, d_shared), self.move_to_device)
         self.num_expert_params = sum(p.numel() for p in expert.parameters())
         for param in expert.parameters():
-            param.expert = True  # type: ignore[attr-defined]
+            param.expert = True  # type: ignore[attr-defined]  # a mark upstream's tests read on expert params
         if deterministic:
             torch.manual_seed(0)
         shared = _move_to_device(nn.Linear(d_shared, d_expert), self.move_to_device)
