@@ -12,10 +12,12 @@ import io
 import os
 import sys
 import tempfile
+import types
 import xml.etree.ElementTree as ET
 from unittest import mock
 
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.file_runner import main as file_runner_main
 from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
 
 from fixtures import simple_cases
@@ -115,6 +117,28 @@ class TestRunTestsFlags(TestCase):
             os.environ.pop("EXPECTTEST_ACCEPT", None)
             code, _, err = run_here("Alpha.test_one", "--accept")
         self.assertEqual((code, seen), (0, ["1"]), err)
+
+
+class TestImportedForAChild(TestCase):
+    """When a top-level ``run_tests()`` does nothing: only while multiprocessing runs the script
+    as ``__mp_main__`` in another process."""
+
+    def importing(self, mp_main_name):
+        child_main = types.ModuleType(mp_main_name)
+        with mock.patch.dict(sys.modules, {"__mp_main__": child_main}):
+            return file_runner_main._importing_script_for_a_child()
+
+    def test_the_script_run_as_mp_main_in_a_child(self):
+        self.assertTrue(self.importing("__mp_main__"))
+
+    def test_a_stale_name_for_an_earlier_main_is_not_a_child(self):
+        # multiprocessing imported before runpy replaced __main__ (python -m pkg.test_x with a
+        # .pth or sitecustomize that imports it): the tests must still run.
+        self.assertFalse(self.importing("__main__"))
+
+    def test_the_parent_itself(self):
+        with mock.patch.dict(sys.modules, {"__mp_main__": sys.modules["__main__"]}):
+            self.assertFalse(file_runner_main._importing_script_for_a_child())
 
 
 class TestAsAScript(TestCase):

@@ -180,7 +180,9 @@ def _importing_script_for_a_child() -> bool:
     ``__mp_main__``: in the fork server or a spawned child), where a module-level
     ``run_tests()`` must not run the tests again."""
     child_main = sys.modules.get("__mp_main__")
-    return child_main is not None and child_main is not sys.modules.get("__main__")
+    # multiprocessing also names the parent's own __main__ "__mp_main__" in sys.modules; only
+    # the module it runs the script as in a child is itself named so, and is not __main__ yet.
+    return getattr(child_main, "__name__", None) == "__mp_main__" and child_main is not sys.modules.get("__main__")
 
 
 def run_tests(argv: list[str] | None = None, *, module: types.ModuleType | None = None) -> None:
