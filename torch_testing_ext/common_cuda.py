@@ -1,8 +1,8 @@
 """CUDA flags, named as in ``torch.testing._internal.common_cuda`` and computed from ``devices``.
 
-Every flag is False on a machine without CUDA. The compute-capability flags are read from the
-device facts (probed once in the test process), so importing this module never initialises
-CUDA in a process that forks ranks later.
+Every flag is False on a machine without CUDA. The compute-capability and attention flags are
+``devices.LazyFlag``s: asked only when a test reads them (``skipIf(not SM80OrLater, ...)``),
+since asking CUDA for a device's capability initialises CUDA; importing this module does not.
 """
 
 from __future__ import annotations
@@ -35,15 +35,15 @@ _ROCM: bool = devices.torch_rocm_version() != (0, 0)
 
 # Compute capability of the CUDA devices, at least (major, minor); ROCm devices report their
 # own numbering, which these flags compare as given (upstream does the same).
-SM53OrLater: bool = devices.cuda_capability_at_least(5, 3)
-SM60OrLater: bool = devices.cuda_capability_at_least(6, 0)
-SM70OrLater: bool = devices.cuda_capability_at_least(7, 0)
-SM75OrLater: bool = devices.cuda_capability_at_least(7, 5)
-SM80OrLater: bool = devices.cuda_capability_at_least(8, 0)
-SM89OrLater: bool = devices.cuda_capability_at_least(8, 9)
-SM90OrLater: bool = devices.cuda_capability_at_least(9, 0)
-SM100OrLater: bool = devices.cuda_capability_at_least(10, 0)
-SM120OrLater: bool = devices.cuda_capability_at_least(12, 0)
+SM53OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(5, 3))
+SM60OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(6, 0))
+SM70OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(7, 0))
+SM75OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(7, 5))
+SM80OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(8, 0))
+SM89OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(8, 9))
+SM90OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(9, 0))
+SM100OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(10, 0))
+SM120OrLater = devices.LazyFlag(lambda: devices.cuda_capability_at_least(12, 0))
 
 
 def _fused_sdpa_supported(min_capability: tuple[int, int]) -> bool:
@@ -66,13 +66,13 @@ def _cudnn_attention_supported() -> bool:
 
 
 # Flash attention needs Ampere (sm80) or newer; memory-efficient attention Maxwell (sm50) or newer.
-PLATFORM_SUPPORTS_FLASH_ATTENTION: bool = _fused_sdpa_supported((8, 0))
-PLATFORM_SUPPORTS_MEM_EFF_ATTENTION: bool = _fused_sdpa_supported((5, 0))
-PLATFORM_SUPPORTS_CUDNN_ATTENTION: bool = _cudnn_attention_supported()
+PLATFORM_SUPPORTS_FLASH_ATTENTION = devices.LazyFlag(lambda: _fused_sdpa_supported((8, 0)))
+PLATFORM_SUPPORTS_MEM_EFF_ATTENTION = devices.LazyFlag(lambda: _fused_sdpa_supported((5, 0)))
+PLATFORM_SUPPORTS_CUDNN_ATTENTION = devices.LazyFlag(_cudnn_attention_supported)
 # Any of the fused kernels.
-PLATFORM_SUPPORTS_FUSED_ATTENTION: bool = (PLATFORM_SUPPORTS_FLASH_ATTENTION
-                                           or PLATFORM_SUPPORTS_MEM_EFF_ATTENTION
-                                           or PLATFORM_SUPPORTS_CUDNN_ATTENTION)
+PLATFORM_SUPPORTS_FUSED_ATTENTION = devices.LazyFlag(lambda: bool(PLATFORM_SUPPORTS_FLASH_ATTENTION
+                                                                  or PLATFORM_SUPPORTS_MEM_EFF_ATTENTION
+                                                                  or PLATFORM_SUPPORTS_CUDNN_ATTENTION))
 
 
 def _get_torch_cuda_version() -> tuple[int, ...]:

@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import shutil
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ __all__ = [
     "has_cpu_inductor",
     "cuda_capability",
     "cuda_capability_at_least",
+    "LazyFlag",
+    "UNPROBED",
     "torch_cuda_version",
     "torch_rocm_version",
     "at_least_x_gpu",
@@ -62,6 +65,9 @@ FACTS_ENV = "TORCH_TESTING_EXT_DEVICE_FACTS"
 _BACKEND_FOR_DEVICE = {"cpu": "gloo", "cuda": "nccl", "xpu": "xccl", "hpu": "hccl"}
 
 
+UNPROBED = "unprobed"  # a fact not asked yet, because asking would initialise CUDA
+
+
 @dataclasses.dataclass(frozen=True)
 class DeviceFacts:
     """What this machine offers to tests."""
@@ -73,8 +79,11 @@ class DeviceFacts:
     triton: bool  # triton imports and has a usable backend for the accelerator
     gpu_inductor: bool  # Inductor can generate GPU (triton) kernels here
     cpu_inductor: bool  # Inductor's C++ backend has a compiler to call
-    # (major, minor) compute capability of CUDA device 0 (None without CUDA; ROCm reports its own)
-    cuda_capability: tuple[int, int] | None = None
+    # (major, minor) compute capability of CUDA device 0 (None without CUDA; ROCm reports its
+    # own). Asking CUDA for it initialises CUDA, so the probe leaves it unknown (UNPROBED) until
+    # cuda_capability() is first called.
+    cuda_capability: tuple[int, int] | None | str = UNPROBED
+
 
 
 def _probe() -> DeviceFacts:
@@ -111,10 +120,7 @@ def _probe() -> DeviceFacts:
             triton = False
     gpu_inductor = triton and accelerator in ("cuda", "xpu")
     cpu_inductor = shutil.which(os.environ.get("CXX", "c++")) is not None
-    capability = None
-    if accelerator == "cuda" and count > 0:
-        major, minor = torch.cuda.get_device_capability(0)
-        capability = (int(major), int(minor))
+    capability = None if accelerator != "cuda" or count == 0 else UNPROBED
     return DeviceFacts(accelerator, count, privateuse1, tuple(backends), triton, gpu_inductor,
                        cpu_inductor, capability)
 
@@ -136,7 +142,7 @@ def facts() -> DeviceFacts:
     if exported:
         data = json.loads(exported)
         data["backends"] = tuple(data["backends"])
-        if data.get("cuda_capability") is not None:
+        if isinstance(data.get("cuda_capability"), list):
             data["cuda_capability"] = tuple(data["cuda_capability"])
         return DeviceFacts(**data)
     return _probe()
@@ -226,9 +232,41 @@ def has_cpu_inductor() -> bool:
     return facts().cpu_inductor
 
 
+@functools.cache
 def cuda_capability() -> tuple[int, int] | None:
-    """The compute capability ``(major, minor)`` of CUDA device 0, or None without CUDA."""
-    return facts().cuda_capability
+    """The compute capability ``(major, minor)`` of CUDA device 0, or None without CUDA. The
+    first call on a CUDA machine initialises CUDA in this process (nothing else here does)."""
+    known = facts().cuda_capability
+    if known != UNPROBED:
+        return known  # type: ignore[return-value]  # None or a (major, minor) tuple
+    import torch
+
+    major, minor = torch.cuda.get_device_capability(0)
+    return int(major), int(minor)
+
+
+class LazyFlag:
+    """A flag computed when first read as a bool (``if SM80OrLater:``, ``skipIf(not ...)``),
+    for flags whose question would initialise an accelerator at import."""
+
+    def __init__(self, compute: Callable[[], bool]) -> None:
+        self._compute = compute
+
+    @functools.cached_property
+    def value(self) -> bool:
+        return bool(self._compute())
+
+    def __bool__(self) -> bool:
+        return self.value
+
+    def __eq__(self, other: object) -> bool:
+        return self.value == other
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
 
 
 def cuda_capability_at_least(major: int, minor: int) -> bool:

@@ -474,9 +474,9 @@ class SparseAllReduceRanks(MultiProcessTestCase):
 
 class TestCudaFlags(TestCase):
     CODE = ("import json\nfrom torch_testing_ext import common_cuda as c\n"
-            "print(json.dumps([c.TEST_CUDA, c.SM80OrLater, c.SM90OrLater, "
+            "print(json.dumps([bool(flag) for flag in (c.TEST_CUDA, c.SM80OrLater, c.SM90OrLater, "
             "c.PLATFORM_SUPPORTS_FLASH_ATTENTION, c.PLATFORM_SUPPORTS_MEM_EFF_ATTENTION, "
-            "c.PLATFORM_SUPPORTS_FUSED_ATTENTION]))")
+            "c.PLATFORM_SUPPORTS_FUSED_ATTENTION)]))")
 
     def test_flags_from_the_device_facts(self):
         # (accelerator, capability, expected flags) -- facts handed over as the harness does
@@ -491,11 +491,28 @@ class TestCudaFlags(TestCase):
                 env = {devices.FACTS_ENV: json.dumps(dataclasses.asdict(facts))}
                 self.assertEqual(child_values(self.CODE, env), expected)
 
+    def test_importing_the_faces_asks_cuda_nothing(self):
+        # Facts of a CUDA machine whose capability nobody asked yet: on this machine asking
+        # would fail, so the imports show that nothing asks until a flag is read.
+        facts = dataclasses.replace(devices.facts(), accelerator="cuda", device_count=2,
+                                    cuda_capability=devices.UNPROBED)
+        code = ("import json, torch\n"
+                "from torch_testing_ext import common_cuda, common_distributed, common_utils\n"
+                "imported = [common_cuda.TEST_CUDA, torch.cuda.is_initialized()]\n"
+                "try:\n    bool(common_cuda.SM80OrLater)\n    asked = 'answered'\n"
+                "except Exception as error:\n    asked = type(error).__name__\n"
+                "print(json.dumps([*imported, asked]))")
+        env = {devices.FACTS_ENV: json.dumps(dataclasses.asdict(facts))}
+        found = child_values(code, env)
+        self.assertEqual(found[:2], [True, False])
+        if devices.accelerator_type() != "cuda":
+            self.assertNotEqual(found[2], "answered", "reading the flag asks CUDA")
+
     def test_this_machine(self):
         capability = devices.cuda_capability()
         self.assertEqual(common_cuda.SM80OrLater, capability is not None and capability >= (8, 0))
         if devices.accelerator_type() is None:
-            self.assertIs(common_cuda.PLATFORM_SUPPORTS_FUSED_ATTENTION, False)
+            self.assertIs(bool(common_cuda.PLATFORM_SUPPORTS_FUSED_ATTENTION), False)
 
     def test_torch_versions(self):
         rows = [("12.8", (12, 8)), (None, (0, 0)), ("11.7.1", (11, 7, 1))]
