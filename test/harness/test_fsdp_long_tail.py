@@ -174,6 +174,8 @@ class TestFSDPHelpersOnRanks(FSDPTest):
             model.run_backward(loss)
             frozen = [n for n, p in model.named_parameters() if not p.requires_grad and p.grad is not None]
             self.assertEqual(frozen, [])
+            if mode == FSDPInitMode.NO_FSDP:  # (sharded, a rank may hold none of a parameter)
+                self.assertEqual([n for n, p in model.named_parameters() if p.requires_grad and p.grad is None], [])
 
     def test_mixture_of_experts_experts_differ_shared_alike(self):
         model = MixtureOfExperts.init(self.process_group, FSDPInitMode.NO_FSDP,

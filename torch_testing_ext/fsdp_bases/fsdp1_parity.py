@@ -27,8 +27,8 @@ import torch
 import torch.nn as nn
 
 from .. import devices
-from ..cpu_compat import fsdp_device_id
-from .fsdp1_state_helpers import _zero_model
+from ..ranks.rank_facts import rank_device_index
+from .fsdp1_state_helpers import _zero_model, fsdp_wrap
 from .init_modes import DEVICEInitMode, FSDPInitMode
 from .sharded_parity import get_full_params
 
@@ -143,7 +143,7 @@ class FSDP1ParityMixin:
         elif devices.accelerator_type() is None:
             ref_model = DistributedDataParallel(model)
         else:
-            index = torch.device(devices.rank_device(group.rank())).index
+            index = rank_device_index(group.rank())
             ref_model = DistributedDataParallel(model, device_ids=[index], output_device=index)
         if use_pure_fp16:
             ref_model = ref_model.half()
@@ -157,15 +157,13 @@ class FSDP1ParityMixin:
         fsdp_kwargs.update(cpu_offload=cpu_offload, backward_prefetch=backward_prefetch,
                            sharding_strategy=sharding_strategy, mixed_precision=mixed_precision,
                            forward_prefetch=forward_prefetch, use_orig_params=use_orig_params)
-        if "device_id" not in fsdp_kwargs and fsdp_device_id() is not None:
-            fsdp_kwargs["device_id"] = fsdp_device_id()
         try:
             fsdp_model = model_class.init(group, fsdp_init_mode, device_init_mode, fsdp_kwargs,
                                           deterministic=True, **init_kwargs)
         except Exception as error:
             raise ValueError(f"Initializing {model_class} raised error {error}") from error
         if not isinstance(fsdp_model, FullyShardedDataParallel):
-            fsdp_model = FullyShardedDataParallel(fsdp_model, group, **fsdp_kwargs)
+            fsdp_model = fsdp_wrap(fsdp_model, group, **fsdp_kwargs)
         if use_pure_fp16:
             fsdp_model = fsdp_model.half()
         if device_init_mode == DEVICEInitMode.DEVICE_AFTER:

@@ -31,6 +31,7 @@ __all__ = [
     "_broadcast_state_dict",
     "_move_to_device",
     "_maybe_wrap_fsdp",
+    "fsdp_wrap",
 ]
 
 __unittest = True
@@ -118,13 +119,16 @@ def _move_to_device(model: nn.Module, move_to_device: bool) -> nn.Module:
     return model.to(devices.device_type()) if move_to_device else model
 
 
-def _maybe_wrap_fsdp(model: nn.Module, wrap_fsdp: bool, *args: Any, **kwargs: Any) -> nn.Module:
-    """``FullyShardedDataParallel(model, *args, **kwargs)`` if ``wrap_fsdp``, else ``model``
-    (on a CPU-only machine with ``device_id=cpu`` unless given)."""
-    if not wrap_fsdp:
-        return model
+def fsdp_wrap(module: nn.Module, *args: Any, **fsdp_kwargs: Any) -> nn.Module:
+    """``FullyShardedDataParallel(module, *args, **fsdp_kwargs)``, with ``device_id=cpu`` on
+    a CPU-only machine unless given."""
     from torch.distributed.fsdp import FullyShardedDataParallel
 
-    if "device_id" not in kwargs and fsdp_device_id() is not None:
-        kwargs["device_id"] = fsdp_device_id()
-    return FullyShardedDataParallel(model, *args, **kwargs)
+    if "device_id" not in fsdp_kwargs and fsdp_device_id() is not None:
+        fsdp_kwargs["device_id"] = fsdp_device_id()
+    return FullyShardedDataParallel(module, *args, **fsdp_kwargs)
+
+
+def _maybe_wrap_fsdp(model: nn.Module, wrap_fsdp: bool, *args: Any, **kwargs: Any) -> nn.Module:
+    """``fsdp_wrap(model, *args, **kwargs)`` if ``wrap_fsdp``, else ``model``."""
+    return fsdp_wrap(model, *args, **kwargs) if wrap_fsdp else model

@@ -18,23 +18,13 @@ import torch.nn as nn
 
 from .. import devices
 from .._torch_private import fsdp_hybrid_sharding_strategies
-from ..cpu_compat import fsdp_device_id
+from ..fsdp_bases.fsdp1_state_helpers import fsdp_wrap
 from ..fsdp_bases.init_modes import DEVICEInitMode, FSDPInitMode
 
 __all__ = ["FSDPTestModel", "TransformerWithSharedParams", "NestedWrappedModule",
            "AlwaysWrapNestedWrappedModule", "fsdp_wrap"]
 
 __unittest = True
-
-
-def fsdp_wrap(module: nn.Module, *args: Any, **fsdp_kwargs: Any) -> nn.Module:
-    """``FullyShardedDataParallel(module, *args, **fsdp_kwargs)``, with ``device_id=cpu`` on
-    a CPU-only machine unless given."""
-    from torch.distributed.fsdp import FullyShardedDataParallel
-
-    if "device_id" not in fsdp_kwargs and fsdp_device_id() is not None:
-        fsdp_kwargs["device_id"] = fsdp_device_id()
-    return FullyShardedDataParallel(module, *args, **fsdp_kwargs)
 
 
 def _wraps(fsdp_init_mode: FSDPInitMode) -> bool:

@@ -28,7 +28,7 @@ import torch.nn as nn
 from .. import devices
 from ..fsdp_bases.fsdp1_state_helpers import _move_to_device
 from ..fsdp_bases.init_modes import DEVICEInitMode, FSDPInitMode
-from .fsdp1_models import FSDPTestModel, NestedWrappedModule, fsdp_wrap
+from .fsdp1_models import FSDPTestModel, NestedWrappedModule, _moved_if_after, _wraps, fsdp_wrap
 
 __all__ = ["NonUniformReqGradNWM", "ModuleWithDelay", "NestedWrappedModuleWithDelay",
            "DummyDDP", "MixtureOfExperts", "delay"]
@@ -41,13 +41,6 @@ def delay(ms: float) -> None:
     a CPU-only machine (see the module's docstring)."""
     if ms > 0 and devices.accelerator_type() is not None:
         time.sleep(ms / 1000)
-
-
-def _checked_mode(fsdp_init_mode: FSDPInitMode) -> bool:
-    if fsdp_init_mode not in (FSDPInitMode.NO_FSDP, FSDPInitMode.RECURSIVE):
-        raise ValueError(f"Unsupported FSDP init mode: {fsdp_init_mode!r} "
-                         "(expected an FSDPInitMode)")
-    return fsdp_init_mode == FSDPInitMode.RECURSIVE
 
 
 class NonUniformReqGradNWM(NestedWrappedModule):
@@ -90,12 +83,12 @@ class NonUniformReqGradNWM(NestedWrappedModule):
              deterministic: bool = False) -> nn.Module:
         """Plain (``NO_FSDP``) or with nested units wrapped (``RECURSIVE``, not the top level);
         either way only ``module.2.1`` keeps ``requires_grad``."""
-        wrap = _checked_mode(fsdp_init_mode)
+        wrap = _wraps(fsdp_init_mode)
         model: nn.Module = NonUniformReqGradNWM(
             group, wrap_fsdp=wrap, device_init_mode=device_init_mode,
             deterministic=deterministic, **((fsdp_kwargs or {}) if wrap else {}))
-        if wrap and device_init_mode == DEVICEInitMode.DEVICE_AFTER:
-            model = model.to(devices.device_type())
+        if wrap:
+            model = _moved_if_after(model, device_init_mode)
         NonUniformReqGradNWM._set_nonuniform_req_grad(model, NonUniformReqGradNWM.TRAINED)
         return model
 
@@ -242,11 +235,9 @@ class MixtureOfExperts(NestedWrappedModule):
              deterministic: bool = False, delay_before_free_ms: int = 0) -> nn.Module:
         """Plain (``NO_FSDP``) or with the expert and shared layers wrapped (``RECURSIVE``;
         not the top level)."""
-        wrap = _checked_mode(fsdp_init_mode)
+        wrap = _wraps(fsdp_init_mode)
         model: nn.Module = MixtureOfExperts(
             group, wrap_fsdp=wrap, device_init_mode=device_init_mode,
             delay_before_free_ms=delay_before_free_ms, deterministic=deterministic,
             **((fsdp_kwargs or {}) if wrap else {}))
-        if wrap and device_init_mode == DEVICEInitMode.DEVICE_AFTER:
-            model = model.to(devices.device_type())
-        return model
+        return _moved_if_after(model, device_init_mode) if wrap else model
