@@ -73,6 +73,9 @@ __all__ = [
     "sharding_spec_api",
     "make_wrapper_subclass",
     "correct_aliasing",
+    "tensorpipe_options",
+    "jit_tcp_store",
+    "fsdp_unsharded_between_forward_and_backward",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -605,3 +608,28 @@ def correct_aliasing(func: Any, args: Any, kwargs: Any, out: Any) -> Any:
     from torch.utils._python_dispatch import return_and_correct_aliasing
 
     return return_and_correct_aliasing(func, args, kwargs, out)
+
+
+@_private("torch.distributed.rpc.TensorPipeRpcBackendOptions(_transports=...)")
+def tensorpipe_options(transports: list[str] | None, **options: Any) -> Any:
+    """TensorPipe RPC options limited to ``transports`` (None: TensorPipe's own choice)."""
+    from torch.distributed import rpc
+
+    return rpc.TensorPipeRpcBackendOptions(_transports=transports, **options)
+
+
+@_private("torch.classes.dist_c10d.TCPStore(addr, port, world_size, is_master, timeout_ms)")
+def jit_tcp_store(addr: str, port: int, world_size: int, is_master: bool, timeout_ms: int) -> Any:
+    """The TorchScript class of a ``TCPStore`` (it takes the timeout in milliseconds)."""
+    import torch
+
+    return torch.classes.dist_c10d.TCPStore(addr, port, world_size, is_master, timeout_ms)
+
+
+@_private("torch.distributed.fsdp.ShardingStrategy._HYBRID_SHARD_ZERO2")
+def fsdp_unsharded_between_forward_and_backward() -> frozenset[Any]:
+    """FullyShardedDataParallel's strategies that keep parameters unsharded from forward to
+    backward (no reshard after forward)."""
+    from torch.distributed.fsdp import ShardingStrategy
+
+    return frozenset({ShardingStrategy.SHARD_GRAD_OP, ShardingStrategy._HYBRID_SHARD_ZERO2})

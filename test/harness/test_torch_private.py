@@ -682,6 +682,38 @@ class TestPrivateAccessContracts(TestCase):
             self.assertIs(t.add_(1), t)
             self.assertIs(t.view(2, 1)._base, t)
 
+    def test_tensorpipe_options(self):
+        with contract("tensorpipe_options"):
+            options = private.tensorpipe_options(["shm", "uv"], init_method="file:///nonexistent")
+            self.assertEqual(options.init_method, "file:///nonexistent")
+            from torch.distributed import rpc
+
+            with self.assertRaises(TypeError):  # the keywords are checked: _transports is one
+                rpc.TensorPipeRpcBackendOptions(_no_such_option=["shm"])
+
+    def test_jit_tcp_store(self):
+        from torch_testing_ext.process_groups.ports import find_free_port
+
+        try:
+            store = private.jit_tcp_store("localhost", find_free_port(), 1, True, 30_000)
+        except RuntimeError as error:
+            if "does not exist" not in str(error):
+                raise
+            self.skipTest("this torch build registers no TorchScript TCPStore class "
+                          "(upstream's create_tcp_store(jit_class=True) fails here the same way)")
+        with contract("jit_tcp_store"):
+            store.set("key", "value")
+            self.assertEqual(bytes(store.get("key")), b"value")
+
+    def test_fsdp_unsharded_between_forward_and_backward(self):
+        with contract("fsdp_unsharded_between_forward_and_backward"):
+            from torch.distributed.fsdp import ShardingStrategy
+
+            strategies = private.fsdp_unsharded_between_forward_and_backward()
+            self.assertIn(ShardingStrategy.SHARD_GRAD_OP, strategies)
+            self.assertNotIn(ShardingStrategy.FULL_SHARD, strategies)
+            self.assertEqual(len(strategies), 2)
+
     def test_preloaded_private_modules(self):
         import importlib
 

@@ -27,17 +27,16 @@ import torch
 import torch.nn as nn
 
 from .. import devices
+from .._torch_private import fsdp_unsharded_between_forward_and_backward
 from ..ranks.rank_facts import rank_device_index
 from .fsdp1_state_helpers import _zero_model, fsdp_wrap
 from .init_modes import DEVICEInitMode, FSDPInitMode
 from .sharded_parity import get_full_params
 
-__all__ = ["FSDP1ParityMixin", "NO_RESHARD_AFTER_FORWARD"]
+__all__ = ["FSDP1ParityMixin"]
 
 __unittest = True
 
-# Sharding strategies (by name) that keep parameters unsharded between forward and backward.
-NO_RESHARD_AFTER_FORWARD = frozenset({"SHARD_GRAD_OP", "_HYBRID_SHARD_ZERO2"})
 
 
 def _test_case(mixin: Any) -> Any:  # a unittest.TestCase, maybe with our assertEqual's options
@@ -85,7 +84,7 @@ class FSDP1ParityMixin:
                     inputs = inputs.half() if isinstance(inputs, torch.Tensor) \
                         else tuple(x.half() for x in inputs)
                 output = model(*inputs)
-                reshards = is_fsdp and wrapper.sharding_strategy.name not in NO_RESHARD_AFTER_FORWARD
+                reshards = is_fsdp and wrapper.sharding_strategy not in fsdp_unsharded_between_forward_and_backward()
                 if offload and reshards:
                     for param in model.parameters():
                         test.assertEqual(param.device, torch.device("cpu"))

@@ -17,9 +17,13 @@ import subprocess
 from datetime import timedelta
 from typing import Any
 
+from .._torch_private import jit_tcp_store
 from .ports import find_free_port, retry_on_connect_failures
 
-__all__ = ["create_tcp_store", "has_efa", "tp_transports"]
+__all__ = ["create_tcp_store", "has_efa", "tp_transports", "TRANSPORTS_WITHOUT_INFINIBAND"]
+
+# TensorPipe's transports that need no InfiniBand (its ibv transport fails on EFA machines).
+TRANSPORTS_WITHOUT_INFINIBAND = ("shm", "uv")
 
 
 @retry_on_connect_failures
@@ -35,13 +39,11 @@ def create_tcp_store(
     """A ``TCPStore`` at ``addr`` on a port that was free, tried again (up to 10 calls) when
     another process took the port first. ``jit_class=True`` gives the TorchScript class
     (``torch.classes.dist_c10d.TCPStore``), which takes the timeout in milliseconds."""
-    import torch
     import torch.distributed as dist
 
     port = find_free_port()
     if jit_class:
-        milliseconds = int(timeout / timedelta(milliseconds=1))
-        return torch.classes.dist_c10d.TCPStore(addr, port, world_size, is_master, milliseconds)
+        return jit_tcp_store(addr, port, world_size, is_master, int(timeout / timedelta(milliseconds=1)))
     return dist.TCPStore(addr, port, world_size, is_master, timeout=timeout,
                          wait_for_workers=wait_for_workers, use_libuv=use_libuv)
 
@@ -61,4 +63,4 @@ def tp_transports() -> list[str] | None:
     """The tensorpipe transports for ``TensorPipeRpcBackendOptions(_transports=...)``:
     ``["shm", "uv"]`` on an EFA machine (tensorpipe's InfiniBand transport fails there), else
     None (tensorpipe's own choice)."""
-    return ["shm", "uv"] if has_efa() else None
+    return list(TRANSPORTS_WITHOUT_INFINIBAND) if has_efa() else None

@@ -23,10 +23,13 @@ import torch.distributed as dist
 from torch.distributed import rpc
 
 from .. import devices
+from .._torch_private import tensorpipe_options
 from ..fresh_ranks.multiprocess_test_case import MultiProcessTestCase
 from ..process_groups.rendezvous import rendezvous_init_method
+from ..process_groups.tcp_store import TRANSPORTS_WITHOUT_INFINIBAND
 from ..process_groups.teardown import destroy_process_groups
 from ..ranks.rank_facts import rank_device_index
+from ..skips.distributed_skips import ACCELERATOR_DIST_BACKENDS
 
 __all__ = ["ShardedTensorTestBase", "TEST_GPU_NUM", "KNOWN_BACKENDS", "ACCELERATOR_BACKENDS",
            "accelerator_backend_shortfall", "abandon_comms"]
@@ -36,11 +39,8 @@ __unittest = True
 # The rank count the sharded-tensor tests (and their 4-placement specs) are written for.
 TEST_GPU_NUM = 4
 
-ACCELERATOR_BACKENDS = ("nccl", "xccl", "hccl")
+ACCELERATOR_BACKENDS = ACCELERATOR_DIST_BACKENDS
 KNOWN_BACKENDS = ("gloo", "mpi", *ACCELERATOR_BACKENDS)
-
-# TensorPipe's transports that need no InfiniBand (its ibv transport fails on EFA machines).
-_RPC_TRANSPORTS = ["shm", "uv"]
 
 
 def accelerator_backend_shortfall(backend: str, world_size: int) -> str | None:
@@ -104,8 +104,7 @@ class ShardedTensorTestBase(MultiProcessTestCase):
     def init_rpc(self) -> None:
         """Start RPC as ``worker<rank>``. With an accelerator device for every rank, tensors
         sent between ranks move between their devices (upstream's device maps); on CPU none."""
-        options = rpc.TensorPipeRpcBackendOptions(_transports=_RPC_TRANSPORTS,
-                                                  init_method=rendezvous_init_method())
+        options = tensorpipe_options(list(TRANSPORTS_WITHOUT_INFINIBAND), init_method=rendezvous_init_method())
         if devices.accelerator_type() is not None and devices.device_count() >= self.world_size:
             mine = rank_device_index(self.rank)
             for peer in range(self.world_size):
