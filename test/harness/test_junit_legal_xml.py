@@ -17,7 +17,6 @@ import contextlib
 import io
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,6 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from torch_testing_ext import run_test
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.driver.file_reports import read_outcomes
 from torch_testing_ext.reporting.junit_xml import xml_text
@@ -33,6 +31,7 @@ from torch_testing_ext.reporting.status import Status
 from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
 
 from fixtures import garbled_rank, illegal_junit_writer
+from fixtures.runs import driver_main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -124,22 +123,10 @@ class TestIllegalReportThroughTheDriver(TestCase):
             for rerun in reruns:  # each rerun's output, as it printed it, made legal too
                 self.assertEqual(rerun.find("system-out").text.strip(), "red\\x00 output")
             # The times of a run with a failure are measured all the same.
-            self.assertEqual(self.driver_main(directory, "--test-dir", str(tests), "--update-times", "reports",
-                                              "--times-file", "times.json"), 0)
+            status, _, _ = driver_main(["--test-dir", str(tests), "--update-times", "reports", "--times-file",
+                                        "times.json"], directory)
+            self.assertEqual(status, 0)
             self.assertIn("test_garbled", Path(directory, "times.json").read_text())
-
-    def driver_main(self, directory, *args):
-        """``run_test.main(args)`` from ``directory``, its output dropped; its signal handlers undone."""
-        handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
-        cwd = os.getcwd()
-        os.chdir(directory)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                return run_test.main(list(args))
-        finally:
-            os.chdir(cwd)
-            for signum, handler in handlers.items():
-                signal.signal(signum, handler)
 
 
 if __name__ == "__main__":
