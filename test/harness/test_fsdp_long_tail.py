@@ -390,7 +390,7 @@ class TestFakeComms(TestCase):
             mock_init_dist(2, 2)
         self.assertFalse(dist.is_initialized())
 
-    def test_the_backend_is_registered_on_import(self):
+    def test_the_backend_is_registered_on_importing_the_face(self):
         self.assertIn("mock_process_group", dist.Backend.backend_list)
         dist.init_process_group("mock_process_group", store=dist.HashStore(), rank=0, world_size=3)
         try:

@@ -53,9 +53,6 @@ def register_mock_backend() -> None:
         dist.Backend.register_backend(MOCK_BACKEND, create_mock_pg, devices=["cpu", "cuda"])
 
 
-register_mock_backend()
-
-
 def mock_init_dist(rank: int, world_size: int) -> None:
     """Make the default group a ``MockProcessGroup`` of ``world_size`` with this process as
     ``rank`` (1 s timeout; nothing waits for the other ranks, which do not exist). Refused with

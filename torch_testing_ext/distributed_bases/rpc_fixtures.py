@@ -17,6 +17,8 @@ import os
 import unittest
 from typing import Any
 
+from ..ranks import settings
+
 __all__ = ["RpcAgentTestFixture", "TensorPipeRpcAgentTestFixture", "FaultyRpcAgentTestFixture",
            "retryable_message_types", "default_messages_to_delay", "FAULTY_BACKEND_SKIP_REASON"]
 
@@ -46,7 +48,7 @@ class RpcAgentTestFixture(abc.ABC):
     def init_method(self) -> str:
         """TCP on ``MASTER_ADDR``/``MASTER_PORT`` with ``RPC_INIT_WITH_TCP=1``, else the file."""
         if os.environ.get("RPC_INIT_WITH_TCP") == "1":
-            return f"tcp://{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+            return f"tcp://{settings.MASTER_ADDR.get()}:{settings.MASTER_PORT.get()}"
         return self.file_init_method
 
     @property

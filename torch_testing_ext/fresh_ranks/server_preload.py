@@ -30,8 +30,10 @@ def _preload() -> None:
     if script:
         try:
             import_main_script(script)
-        except BaseException:  # even sys.exit() at import: the ranks import it again and report it
+        except SystemExit:  # a script that exits as it is imported: each rank meets it again
             pass
+        except Exception:  # shown once here; each rank imports the script again and reports it
+            traceback.print_exc()
     if os.environ.get(WARM_INDUCTOR_ENV) == "1":
         try:
             warm_inductor_process_caches()
