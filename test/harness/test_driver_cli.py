@@ -21,7 +21,7 @@ from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 
-from fixtures.runs import driver_main
+from fixtures.runs import checkout_env, driver_main
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_TEST = REPO / "run_test.py"
@@ -146,9 +146,7 @@ class FixtureTree:
         return [sys.executable, str(RUN_TEST), "--test-dir", str(self.test_dir), *args]
 
     def env(self):
-        path = os.pathsep.join(filter(None, [str(REPO), str(REPO / "test" / "harness"),
-                                             os.environ.get("PYTHONPATH")]))
-        return dict(os.environ, PYTHONPATH=path)
+        return checkout_env(REPO / "test" / "harness")
 
     def run(self, *args, timeout=120):
         return subprocess.run(self.command(*args), cwd=self.root, env=self.env(), capture_output=True,

@@ -9,7 +9,6 @@ this process (it stops before it runs anything), and one of them as a process.
 """
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 
-from fixtures.runs import driver_main
+from fixtures.runs import checkout_env, driver_main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,8 +77,7 @@ class DriverProject:
     def run(self, *args):
         """``python -m torch_testing_ext.run_test *args``. (The test processes it starts load no
         unrelated pytest plugin: hypothesis's alone takes a second to import.)"""
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
-                   PYTEST_ADDOPTS="-p no:hypothesispytest -p no:benchmark")
+        env = checkout_env(PYTEST_ADDOPTS="-p no:hypothesispytest -p no:benchmark")
         return subprocess.run([sys.executable, "-m", "torch_testing_ext.run_test", *args], cwd=self.root,
                               env=env, capture_output=True, text=True, timeout=300)
 

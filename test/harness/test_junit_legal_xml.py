@@ -15,7 +15,6 @@ legal report of its own, and measures its times.
 
 import contextlib
 import io
-import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +30,7 @@ from torch_testing_ext.reporting.status import Status
 from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
 
 from fixtures import garbled_rank, illegal_junit_writer
-from fixtures.runs import driver_main
+from fixtures.runs import checkout_env, driver_main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -103,7 +102,7 @@ class TestIllegalReportThroughTheDriver(TestCase):
             tests = Path(directory, "tests")
             tests.mkdir()
             shutil.copy(illegal_junit_writer.__file__, tests / "test_garbled.py")
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])))
+            env = checkout_env()
             result = subprocess.run(
                 [sys.executable, "-m", "torch_testing_ext.run_test", "--test-dir", str(tests),
                  "--save-xml", "reports", "--times-file", "times.json"],

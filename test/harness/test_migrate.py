@@ -29,14 +29,14 @@ from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.migrate import migrate_cli, source_files
 from torch_testing_ext.migrate.cst_nodes import cst
 
+from fixtures.runs import checkout_env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 TREE = os.path.join(HERE, "fixtures", "migrate_tree")
 EXPECTED = os.path.join(HERE, "fixtures", "migrate_expected")
 FILES = sorted(os.path.relpath(os.path.join(folder, name), TREE)[: -len(".txt")]
                for folder, _, names in os.walk(TREE) for name in names if name.endswith(".py.txt"))
-ENV = dict(os.environ,
-           PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+ENV = checkout_env()
 
 UPSTREAM = "torch.testing." + "_internal"  # spelled apart: no line here starts an import of it
 UPSTREAM_PATHS = (UPSTREAM, "torch._dynamo.test_case")

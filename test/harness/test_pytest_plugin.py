@@ -35,6 +35,7 @@ from torch_testing_ext.ranks import launcher_env
 from torch_testing_ext.ranks.outcomes import RanksDidNotPass, raise_verdict
 
 from fixtures import pytest_verdicts
+from fixtures.runs import checkout_env
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -296,9 +297,8 @@ class TestPluginIsCheap(TestCase):
     def test_loading_the_plugin_imports_no_torch(self):
         code = ("import json, sys, torch_testing_ext.pytest_plugin.plugin\n"
                 "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")
-        path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                                env=dict(os.environ, PYTHONPATH=path))
+                                env=checkout_env())
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout), [])
 

@@ -13,7 +13,6 @@ mention must exist.
 """
 
 import importlib.util
-import os
 import re
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from torch_testing_ext.driver.file_reports import read_outcomes
 from torch_testing_ext.reporting.status import Status
 
 from fixtures import scripts_in_turn
+from fixtures.runs import checkout_env
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -46,11 +46,6 @@ def python_files():
         name = first.removeprefix("# ").strip()
         files[name] = block
     return files
-
-
-def _env():
-    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    return dict(os.environ, PYTHONPATH=path)
 
 
 class TestPythonBlocks(TestCase):
@@ -85,7 +80,7 @@ class TestPythonBlocks(TestCase):
 
         def run(share):
             return subprocess.run([sys.executable, scripts_in_turn.__file__, str(reports), *share], cwd=self.dir,
-                                  env=_env(), capture_output=True, text=True, timeout=600)
+                                  env=checkout_env(), capture_output=True, text=True, timeout=600)
 
         with ThreadPoolExecutor(INTERPRETERS) as pool:
             runs = list(pool.map(run, shares))
@@ -105,7 +100,7 @@ class TestPythonBlocks(TestCase):
     def test_the_launcher_example_passes_under_torchrun(self):
         self.assertIn(LAUNCHED, self.files)
         result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                                 "--nproc-per-node", "2", LAUNCHED, "-v"], cwd=self.dir, env=_env(),
+                                 "--nproc-per-node", "2", LAUNCHED, "-v"], cwd=self.dir, env=checkout_env(),
                                 capture_output=True, text=True, timeout=600)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("test_all_reduce (__main__.TestOnLaunchedRanks.test_all_reduce) ... ok", result.stdout)
