@@ -21,7 +21,8 @@ from torch_testing_ext.fsdp_bases import fsdp_thread_case
 
 from fixtures import fsdp_thread_cases
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks
-from fixtures.threaded_cases import rank_threads_alive, run_case
+from fixtures.runs import run_case
+from fixtures.threaded_cases import rank_threads_alive
 
 CPU_ONLY = devices.accelerator_type() is None
 

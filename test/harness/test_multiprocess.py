@@ -11,24 +11,15 @@ and no file behind (test_nothing_outlives.py).
 import os
 import shutil
 import tempfile
-import time
 from unittest import mock
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.fresh_ranks import fork_server
 
 from fixtures import rank_faults
+from fixtures.process_checks import wait_until
 from fixtures.procfs import alive
 from fixtures.runs import assert_outcomes, run_case
-
-
-def _wait_until(predicate, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def _pids_in(directory):
@@ -53,7 +44,7 @@ class TestRankOutcomes(TestCase):
                 mock.patch.object(rank_faults.Faults, "timeout", timeout or rank_faults.Faults.timeout):
             result = run_case(rank_faults.Faults, name)
         self.rank_pids = _pids_in(pid_dir)
-        self.assertTrue(_wait_until(lambda: not any(map(alive, self.rank_pids)), 10),
+        self.assertTrue(wait_until(lambda: not any(map(alive, self.rank_pids)), 10),
                         "rank processes outlived the test")
         # (The server's own socket directory, "mp-...", lives as long as the server.)
         left = {n for n in set(os.listdir(fork_server.run_directory())) - before if n.startswith("Faults-")}

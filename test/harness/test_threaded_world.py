@@ -32,7 +32,8 @@ from torch_testing_ext.thread_ranks import rank_threads
 from torch_testing_ext.thread_ranks.collective_exchange import CollectiveAborted
 
 from fixtures import threaded_cases
-from fixtures.threaded_cases import rank_threads_alive, run_case
+from fixtures.runs import run_case
+from fixtures.threaded_cases import rank_threads_alive
 
 
 class TestCollectives(MultiThreadedTestCase):
