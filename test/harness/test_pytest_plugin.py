@@ -15,14 +15,10 @@ the plugin imports no torch.
 import contextlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import tempfile
-import textwrap
 import types
-from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -35,9 +31,8 @@ from torch_testing_ext.ranks import launcher_env
 from torch_testing_ext.ranks.outcomes import RanksDidNotPass, raise_verdict
 
 from fixtures import pytest_verdicts
+from fixtures.pytest_runs import PytestRun, failure_section, summary_lines
 from fixtures.runs import checkout_env
-
-REPO = Path(__file__).resolve().parents[2]
 
 RANKS = '''
 import os
@@ -114,46 +109,6 @@ def harness_environ(**env):
 def pytest_config(xmlpath=None):
     """As much of a ``pytest.Config`` as the plugin's configure hooks read."""
     return types.SimpleNamespace(stash=pytest.Stash(), option=types.SimpleNamespace(xmlpath=xmlpath))
-
-
-class PytestRun:
-    """``python -m pytest`` on fixture files in a temporary directory, 80 columns wide."""
-
-    def __init__(self, files):
-        self._temp = tempfile.TemporaryDirectory(prefix="pytest-plugin-")
-        self.root = Path(self._temp.name)
-        for name, body in files.items():
-            (self.root / name).write_text(textwrap.dedent(body))
-
-    def run(self, *args, **env):
-        environ = {k: v for k, v in os.environ.items() if k not in env}
-        environ.update({k: v for k, v in env.items() if v is not None}, COLUMNS="80")
-        environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-        environ.pop("PYTEST_ADDOPTS", None)
-        environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
-        for ci_marker in ("CI", "BUILD_NUMBER"):  # pytest leaves summary lines uncut on CI
-            environ.pop(ci_marker, None)
-        # Other installed plugins are no part of what is tested: hypothesis's alone takes a
-        # second to import in every pytest process.
-        unrelated = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark"]
-        return subprocess.run([sys.executable, "-m", "pytest", *unrelated, *args], cwd=self.root,
-                              env=environ, capture_output=True, text=True, timeout=300)
-
-    def cleanup(self):
-        self._temp.cleanup()
-
-
-def failure_section(output, title):
-    """The lines of one test's section under FAILURES (without pytest-xdist's worker line)."""
-    lines = [line for line in output.splitlines() if not line.startswith("[gw")]
-    start = next(i for i, line in enumerate(lines) if re.fullmatch(rf"_+ {re.escape(title)} _+", line))
-    end = next(i for i in range(start + 1, len(lines)) if re.fullmatch(r"[_=]+ .* [_=]+", lines[i]))
-    return lines[start + 1:end]
-
-
-def summary_lines(output):
-    """The lines of pytest's short test summary."""
-    return output[output.index("short test summary info"):].splitlines()[1:-1]
 
 
 def report_lines(verdict):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import json
 import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
@@ -38,6 +39,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Sequence
 
 from .. import devices
 from .._torch_private import (
@@ -72,6 +74,7 @@ _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODU
 _LAST_PRELOAD = "torch_testing_ext.fresh_ranks.server_preload"
 MAIN_SCRIPT_ENV = "TORCH_TESTING_EXT_MAIN_SCRIPT"
 WARM_INDUCTOR_ENV = "TORCH_TESTING_EXT_WARM_INDUCTOR"
+WARM_PYTEST_ENV = "TORCH_TESTING_EXT_WARM_PYTEST"
 
 # What _start_server sets in the server's environment (with the device facts).
 _SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV)
@@ -132,11 +135,13 @@ class _Preload:
     modules: tuple[str, ...]
     main_script: str | None
     warm_inductor: bool
+    pytest_args: tuple[str, ...] | None = None
 
     def serves(self, wanted: _Preload) -> bool:
         """A server with this preload serves ``wanted`` too (a warm one serves a cold wish)."""
         return (self.modules, self.main_script) == (wanted.modules, wanted.main_script) and \
-            self.warm_inductor >= wanted.warm_inductor
+            self.warm_inductor >= wanted.warm_inductor and \
+            wanted.pytest_args in (None, self.pytest_args)
 
 
 def _start_server(preload: _Preload) -> None:
@@ -153,6 +158,7 @@ def _start_server(preload: _Preload) -> None:
         os.environ[_OWNER_PID_ENV] = str(os.getpid())
         os.environ[MAIN_SCRIPT_ENV] = preload.main_script or ""
         os.environ[WARM_INDUCTOR_ENV] = "1" if preload.warm_inductor else ""
+        os.environ[WARM_PYTEST_ENV] = "" if preload.pytest_args is None else json.dumps(preload.pytest_args)
         set_multiprocessing_tempdir(os.environ[_SOCKET_DIR_ENV])
         multiprocessing.forkserver.ensure_running()
     finally:
@@ -170,16 +176,18 @@ def adopt_environment(environ: dict[str, str]) -> None:
     os.environ.update(kept)
 
 
-def forkserver_context(test_module: str,
-                       warm_inductor: bool = False) -> multiprocessing.context.ForkServerContext:
+def forkserver_context(test_module: str, warm_inductor: bool = False,
+                       warm_pytest: Sequence[str] | None = None) -> multiprocessing.context.ForkServerContext:
     """A forkserver context whose server has preloaded torch and ``test_module`` (for
-    ``"__main__"``, the script this process runs), and inductor's compiler if
-    ``warm_inductor``."""
+    ``"__main__"``, the script this process runs), inductor's compiler if ``warm_inductor``,
+    and, for ranks that run a pytest session, pytest with its plugins (a session with
+    ``warm_pytest``'s options that collects nothing: see ``server_preload``)."""
     global _preloaded
+    warm = None if warm_pytest is None else tuple(warm_pytest)
     if test_module == "__main__":
-        wanted = _Preload((*_BASE_PRELOAD, _LAST_PRELOAD), main_script_path(), warm_inductor)
+        wanted = _Preload((*_BASE_PRELOAD, _LAST_PRELOAD), main_script_path(), warm_inductor, warm)
     else:
-        wanted = _Preload((*_BASE_PRELOAD, test_module, _LAST_PRELOAD), None, warm_inductor)
+        wanted = _Preload((*_BASE_PRELOAD, test_module, _LAST_PRELOAD), None, warm_inductor, warm)
     with _lock:
         if _preloaded is None or not _preloaded.serves(wanted):
             _start_server(wanted)

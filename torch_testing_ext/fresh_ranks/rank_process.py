@@ -17,7 +17,7 @@ import sys
 import threading
 import traceback
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 
@@ -30,7 +30,7 @@ from ..testcase.tensor_testcase import seed_everything
 from .fork_server import adopt_environment
 
 __all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
-           "resolve_class", "share_cpus", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+           "resolve_class", "share_cpus", "report_and_exit", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -140,7 +140,12 @@ def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Con
     RankOutcome on ``result``, then wait for the supervisor's release on ``result`` before
     tearing down and exiting."""
     log = become_rank(facts, task.environ, lifeline)
-    outcome = run_test_method(task, facts.rank)
+    report_and_exit(run_test_method(task, facts.rank), result, log)
+
+
+def report_and_exit(outcome: RankOutcome, result: Connection, log: Any) -> NoReturn:
+    """The end of every fresh rank process: send ``outcome`` on ``result``, wait for the
+    supervisor's release, tear down the rank's process groups and leave at once."""
     sys.stdout.flush()
     sys.stderr.flush()
     result.send(outcome)

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from ..ranks import interrupts
 from ..ranks.outcomes import RankOutcome
-from ..ranks.rank_facts import RankFacts, RankTask
+from ..ranks.rank_facts import RankFacts
 from ..ranks.skip_codes import skip_reason_for_exit_code
 from ..reporting.stack_dumps import trim_dump
 from ..reporting.status import Status
@@ -253,8 +253,9 @@ class RankWatch:
 class _Ranks(RankWatch):
     """The fresh ranks of one test: started for it, released and gone after it."""
 
-    def __init__(self, task: RankTask, world: Sequence[RankFacts], context: ForkServerContext) -> None:
-        super().__init__(context, world, run_rank, task)
+    def __init__(self, task: object, world: Sequence[RankFacts], context: ForkServerContext,
+                 target: Callable[..., None] = run_rank) -> None:
+        super().__init__(context, world, target, task)
 
     def release(self) -> None:
         """Tell every rank that no rank is running any more: a rank that reported may now
@@ -306,15 +307,18 @@ def wait_for_outcomes(ranks: Watch, timeout: float, clock: Callable[[], float] =
 
 
 def run_ranks(
-    task: RankTask, world: Sequence[RankFacts], timeout: float, context: ForkServerContext
+    task: object, world: Sequence[RankFacts], timeout: float, context: ForkServerContext,
+    target: Callable[..., None] = run_rank,
 ) -> RanksEnded:
     """Run ``task`` on one rank per entry of ``world`` (forked from ``context``'s server);
     return every rank's outcome and what the ranks left running (killed by then). The test's
-    directory is removed afterwards."""
+    directory is removed afterwards. Each rank runs ``target(task, facts, connection,
+    lifeline)`` (a :class:`RankTask` with :func:`run_rank`, by default), which reports one
+    outcome and waits for the release."""
     interrupts.install_sigterm_handler()
     ranks: _Ranks | None = None
     try:
-        ranks = _Ranks(task, world, context)
+        ranks = _Ranks(task, world, context, target)
         wait_for_outcomes(ranks, timeout)
         ranks.release()
         return ranks.finish()

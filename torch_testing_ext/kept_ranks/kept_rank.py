@@ -27,7 +27,7 @@ from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
 from .leak_check import RankState, find_leaks
 
-__all__ = ["WorldTask", "serve_rank"]
+__all__ = ["WorldTask", "serve_rank", "checked_for_leaks"]
 
 __unittest = True
 
@@ -56,7 +56,8 @@ def _make_world(cls: type, facts: RankFacts) -> RankOutcome | None:
     return None
 
 
-def _checked(outcome: RankOutcome, before: RankState) -> RankOutcome:
+def checked_for_leaks(outcome: RankOutcome, before: RankState) -> RankOutcome:
+    """``outcome``, failed (or with a note) if the test left state behind since ``before``."""
     leaks = find_leaks(before)
     if not leaks:
         return outcome
@@ -81,7 +82,7 @@ def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifel
             break
         if task is None:
             break
-        outcome = refusal or _checked(run_test_method(task, facts.rank), before)
+        outcome = refusal or checked_for_leaks(run_test_method(task, facts.rank), before)
         sys.stdout.flush()
         sys.stderr.flush()
         connection.send(outcome)

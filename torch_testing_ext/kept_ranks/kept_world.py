@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 import unittest
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.context import ForkServerContext
 
 from .._torch_private import test_method_name
@@ -48,14 +48,16 @@ def _log_size(path: str) -> int:
 
 
 class PersistentWorld:
-    """One generation of a class's kept ranks."""
+    """One generation of a class's kept ranks; each runs ``target(world, facts, connection,
+    lifeline)`` (:func:`serve_rank` for a ``WorldTask``), which answers every task sent."""
 
-    def __init__(self, world: WorldTask, facts: Sequence[RankFacts], context: ForkServerContext) -> None:
+    def __init__(self, world: object, facts: Sequence[RankFacts], context: ForkServerContext,
+                 target: Callable[..., None] = serve_rank) -> None:
         self.facts = list(facts)
         self.size = len(self.facts)
-        self._ranks = RankWatch(context, self.facts, serve_rank, world)
+        self._ranks = RankWatch(context, self.facts, target, world)
 
-    def run(self, task: RankTask, timeout: float) -> list[RankOutcome]:
+    def run(self, task: object, timeout: float) -> list[RankOutcome]:
         """Run ``task`` on every rank; every rank's outcome, sorted by rank."""
         log_sizes = {facts.rank: _log_size(facts.log_path) for facts in self.facts}
         self._ranks.outcomes = {}

@@ -5,6 +5,15 @@ Installing the package activates it in every pytest run of that environment (no 
 the harness pay nothing for it.
 
 - ``plugin``: the hooks pytest calls: settings checked before any test, a per-rank
-  ``--junitxml`` path under a launcher, and rank failures reported from the user's frame;
-- ``rank_failure_report``: how a test whose ranks did not all pass reads in pytest's report.
+  ``--junitxml`` path under a launcher, rank failures reported from the user's frame, and the
+  ``world_size`` marker's tests;
+- ``rank_failure_report``: how a test whose ranks did not all pass reads in pytest's report;
+- ``world_size_mark``: ``@pytest.mark.world_size(n | [n, m], timeout=, ranks=, allow_cpu=)``,
+  checked;
+- ``rank_fixtures``: ``rank``, ``world_size``, ``device``, ``backend``, ``process_group``;
+- ``ranks_function``: a marked test as the test process runs it (fresh, kept, thread or
+  launched ranks);
+- ``pytest_worlds``: where a marked test's ranks run, and its verdict (imports torch, when a
+  marked test runs);
+- ``rank_session``: what a rank process runs: a pytest session of its own, as that rank.
 """

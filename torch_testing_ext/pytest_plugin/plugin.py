@@ -10,10 +10,16 @@
 - **Rank failures** (``pytest_runtest_makereport``): a test whose ranks did not all pass is
   reported from the ranks' own tracebacks, without the harness's frames
   (:mod:`.rank_failure_report`); ``--fulltrace`` shows everything as usual.
+- **Tests on ranks** (``@pytest.mark.world_size``): the marker is checked as the test is
+  collected (a bad argument is a one-line collection error), several sizes make one test
+  each, and the marked tests run on their ranks (:mod:`.ranks_function`) with the fixtures
+  ``rank``, ``world_size``, ``device``, ``backend`` and ``process_group``
+  (:mod:`.rank_fixtures`).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Generator
 from typing import Any
 
@@ -23,18 +29,24 @@ from ..launcher.pytest_ranks import give_junitxml_rank_suffix
 from ..ranks.launcher_env import check_every_setting
 from ..ranks.settings import SettingError
 from .rank_failure_report import rank_failure_longrepr
+from .rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
+from .ranks_function import KEPT_WORLDS, NEXT_KEY, checked_mark, closest_mark, is_ranks_item, make_ranks_items
+from .world_size_mark import MARK_HELP, MARK_NAME, size_id
 
-__all__ = ["pytest_configure", "pytest_runtest_makereport"]
+__all__ = ["pytest_configure", "pytest_runtest_makereport", "pytest_pycollect_makeitem", "pytest_generate_tests",
+           "pytest_collection_modifyitems", "pytest_runtest_protocol", "pytest_sessionfinish"]
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Check the harness's settings (a bad one is a usage error), then the rank suffix."""
+    """Check the harness's settings (a bad one is a usage error), then the rank suffix; the
+    ``world_size`` marker."""
     try:
         check_every_setting()
     except SettingError as error:
         raise pytest.UsageError(f"torch_testing_ext: {error}") from None
     give_junitxml_rank_suffix(config)
+    config.addinivalue_line("markers", MARK_HELP)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -45,4 +57,51 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         longrepr = rank_failure_longrepr(call.excinfo)
         if longrepr is not None:
             report.longrepr = longrepr
+    if report.skipped and is_ranks_item(item) and isinstance(report.longrepr, tuple):
+        # The ranks' skip is raised by the harness: report it at the test, as a skip mark is.
+        path, line, _ = item.reportinfo()
+        report.longrepr = (str(path), (line or 0) + 1, report.longrepr[2])
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Generator[None, Any, Any]:
+    """Check a test function's ``world_size`` marker; one with several sizes takes the
+    ``world_size`` fixture, so that each size can be a test of its own."""
+    mark = closest_mark(collector, obj) if inspect.isfunction(obj) else None
+    if mark is not None:
+        checked = checked_mark(f"{collector.nodeid}::{name}", mark)
+        if len(checked.sizes) > 1:
+            pytest.mark.usefixtures("world_size")(obj)
+    return (yield)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One test per size of a ``world_size`` marker with several (``test_x[2ranks]``)."""
+    mark = metafunc.definition.get_closest_marker(MARK_NAME)
+    if mark is None:
+        return
+    sizes = checked_mark(metafunc.definition.nodeid, mark).sizes
+    if len(sizes) > 1:
+        metafunc.parametrize("world_size", sizes, ids=size_id)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marked tests become tests on ranks (before ``-k`` and ``-m`` select among them)."""
+    make_ranks_items(items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    """Tell a test which one runs next (a kept world closes after the last test of its scope)."""
+    item.stash[NEXT_KEY] = nextitem
+    return (yield)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Close the kept worlds a run left open (it stopped early)."""
+    if session.config.stash.get(KEPT_WORLDS, None):
+        from .pytest_worlds import close_kept_worlds
+
+        close_kept_worlds(session.config)

@@ -89,13 +89,17 @@ def _describe(outcome: RankOutcome) -> str:
 
 def _exception_line(traceback_text: str) -> str:
     """The first line of the exception a formatted traceback ends with (``AssertionError: ...``),
-    not the last line of its message."""
+    not the last line of its message; in a pytest report, its first ``E`` line (``assert 2.0 ==
+    3.0``)."""
     lines = traceback_text.rstrip().splitlines()
     headers = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
     if headers:
         for line in lines[headers[-1] + 1:]:
             if line.strip() and not line.startswith((" ", "\t")):
                 return line.strip()
+    pytest_lines = [line[1:].strip() for line in lines if line.startswith("E ") and line[1:].strip()]
+    if pytest_lines:
+        return pytest_lines[0]
     return lines[-1].strip() if lines else ""
 
 

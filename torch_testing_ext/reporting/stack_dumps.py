@@ -17,7 +17,8 @@ line's source::
     #     work.wait()
 
 A frame is the harness's when its file is in this package, in the standard library's
-``multiprocessing``, ``threading``, ``unittest`` or ``runpy``, or has no file (``<string>``).
+``multiprocessing``, ``threading``, ``unittest`` or ``runpy``, in pytest's runner (``_pytest``,
+``pluggy``: a rank of a pytest test runs a session), or has no file (``<string>``).
 Each thread loses its outermost run of harness frames. A thread the harness started (its
 target is in this package) or that is nothing but harness frames (a watcher) is left out. A
 dump without the test's thread, or whose test thread is all harness, gives None. Torch-free.
@@ -26,6 +27,7 @@ dump without the test's thread, or whose test thread is all harness, gives None.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import linecache
 import os
 import re
@@ -42,6 +44,18 @@ _PACKAGE = str(Path(__file__).resolve().parents[1]) + os.sep
 _STDLIB = Path(threading.__file__).resolve().parent
 _STDLIB_HARNESS = tuple(str(_STDLIB / name) for name in
                         ("multiprocessing" + os.sep, "unittest" + os.sep, "threading.py", "runpy.py"))
+
+
+def _package_dir(name: str) -> tuple[str, ...]:
+    """The directory of an installed package (found, not imported), or nothing."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return ()
+    return tuple(os.path.realpath(location) + os.sep for location in spec.submodule_search_locations)
+
+
+# A rank that runs a pytest session: pytest's runner and its hook caller start the test.
+_RUNNER_HARNESS = _package_dir("_pytest") + _package_dir("pluggy")
 _THREADING = str(_STDLIB / "threading.py")
 
 
@@ -69,7 +83,7 @@ def is_harness_file(path: str) -> bool:
     if path.startswith("<"):
         return True
     resolved = os.path.realpath(path)
-    return resolved.startswith(_PACKAGE) or resolved.startswith(_STDLIB_HARNESS)
+    return resolved.startswith(_PACKAGE) or resolved.startswith(_STDLIB_HARNESS + _RUNNER_HARNESS)
 
 
 def parse_dump(text: str) -> list[DumpThread]:

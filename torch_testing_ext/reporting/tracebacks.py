@@ -2,7 +2,8 @@
 
 unittest hides the frames of modules that set ``__unittest = True`` (its own): the leading ones
 (the runner that called the test) and, for an assertion failure, the trailing ones (the
-``assert*`` method that raised). Our harness modules set the same marker, and a rank formats
+``assert*`` method that raised). Our harness modules set the same marker, pytest's runner
+(``_pytest``, ``pluggy``) counts as harness too (it calls the test in a launched rank), and a rank formats
 its exception with :func:`format_test_exception`, so a failure in a rank points at the test's
 line, not at ours. :func:`format_user_stack` does the same for the stack of a thread that is
 still running (a rank thread stuck at its timeout).
@@ -16,8 +17,16 @@ from types import FrameType, TracebackType
 __all__ = ["format_test_exception", "format_user_stack"]
 
 
+_RUNNER_MODULES = ("_pytest.", "pluggy.")  # pytest's runner, when it calls the test in a rank
+
+
+def _is_harness_code(module_globals: dict[str, object]) -> bool:
+    name = module_globals.get("__name__")
+    return "__unittest" in module_globals or (isinstance(name, str) and name.startswith(_RUNNER_MODULES))
+
+
 def _is_harness_frame(tb: TracebackType) -> bool:
-    return "__unittest" in tb.tb_frame.f_globals
+    return _is_harness_code(tb.tb_frame.f_globals)
 
 
 def format_test_exception(
@@ -50,7 +59,7 @@ def format_user_stack(frame: FrameType | None) -> str:
         frames.append(frame)
         frame = frame.f_back
     frames.reverse()
-    harness = ["__unittest" in f.f_globals for f in frames]
+    harness = [_is_harness_code(f.f_globals) for f in frames]
     if True in harness:
         below = harness.index(True)
         while below < len(frames) and harness[below]:

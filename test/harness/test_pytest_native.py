@@ -1,0 +1,386 @@
+"""pytest-native distributed tests: ``@pytest.mark.world_size`` and the rank fixtures.
+
+In process: the marker's arguments (every bad one is one line naming it), the ranks'
+session options, and how a pytest report's assertion becomes a rank's headline. Then real
+``python -m pytest`` runs of fixture files, each read from its JUnit XML and output: fresh
+ranks (a pass with a collective, one test per size with distinct ids, parametrize and
+``tmp_path`` in ranks, a failure on rank 1 named with pytest's assertion, a skip in every rank,
+xfail, a ``skipif`` decided before any rank starts, a crash, a hang on rank 1 with a 3 s
+timeout, nothing left behind), kept ranks (state kept between two tests; a failure closes the
+world), thread ranks, bad markers as collection errors, pytest-xdist, the driver, and
+``torchrun -m pytest``.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import types
+import uuid
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.pytest_plugin.rank_session import session_options
+from torch_testing_ext.pytest_plugin.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
+from torch_testing_ext.ranks.outcomes import RankOutcome, combine
+from torch_testing_ext.reporting.stack_dumps import is_harness_file
+from torch_testing_ext.reporting.status import Status
+
+from fixtures.pytest_runs import PytestRun, failure_section, summary_lines
+from fixtures.runs import checkout_env
+
+FRESH = '''
+import os, time
+import pytest, torch, torch.distributed as dist
+
+@pytest.mark.world_size(2)
+def test_all_reduce(rank, world_size, device, backend, process_group):
+    t = torch.full((1,), float(rank + 1), device=device)
+    dist.all_reduce(t)
+    assert (t.item(), world_size, backend, dist.get_rank()) == (3.0, 2, "gloo", rank)
+
+@pytest.mark.world_size([2, 3])
+def test_sizes(world_size, process_group):
+    assert dist.get_world_size() == world_size
+
+@pytest.mark.parametrize("n", [1, 2])
+@pytest.mark.world_size(2, timeout=30)
+def test_params(rank, n, tmp_path, process_group):
+    (tmp_path / "mine").write_text(f"{rank} {n}")
+    dist.barrier()
+    assert (tmp_path / "mine").read_text() == f"{rank} {n}"  # each rank has its own tmp_path
+
+@pytest.mark.world_size(2)
+def test_fails_on_rank_1(rank):
+    value = rank * 7
+    assert value == 0
+
+@pytest.mark.world_size(2)
+def test_skips(rank):
+    pytest.skip("nothing to do on this machine")
+
+@pytest.mark.world_size(2)
+@pytest.mark.xfail(reason="a known bug", strict=True)
+def test_xfails(rank):
+    assert rank == 0
+
+@pytest.mark.world_size(2)
+@pytest.mark.skipif(True, reason="decided before the ranks")
+def test_skipif(rank):
+    open(os.path.join(os.environ["SELFTEST_OUT"], "skipif-ran"), "w").close()
+
+@pytest.mark.world_size(2)
+def test_dies_on_rank_1(rank):
+    if rank == 1:
+        os._exit(7)
+
+@pytest.mark.world_size(2, timeout=3)
+def test_hangs_on_rank_1(rank):
+    if rank == 1:
+        time.sleep(120)
+
+def test_rank_without_a_marker(rank):
+    pass
+'''
+
+KEPT = '''
+import os
+import pytest, torch.distributed as dist
+
+PIDS = {}
+
+@pytest.mark.world_size(2, ranks="kept")
+class TestKept:
+    def test_a(self, rank, process_group):
+        PIDS["a"] = (os.getpid(), id(process_group))
+        dist.barrier()
+
+    def test_b(self, rank, process_group):
+        assert PIDS["a"] == (os.getpid(), id(process_group))  # the same rank process and group
+        assert rank == 0
+
+    def test_c(self, rank, process_group):
+        assert "a" not in PIDS  # test_b failed on rank 1: this is a new world
+'''
+
+THREADS = '''
+import pytest, torch, torch.distributed as dist
+
+@pytest.mark.world_size(4, ranks="threads")
+def test_all_reduce(rank, world_size, backend, process_group):
+    t = torch.ones(1) * rank
+    dist.all_reduce(t)
+    assert (t.item(), world_size, backend) == (6.0, 4, "threaded")
+
+@pytest.mark.world_size(2, ranks="threads")
+def test_fails_on_rank_1(rank):
+    assert rank != 1
+'''
+
+BAD = {
+    "test_zero.py": ("@pytest.mark.world_size(0)", "test_zero.py::test_x: world_size=0: expected a positive integer"),
+    "test_kind.py": ('@pytest.mark.world_size(2, ranks="x")',
+                     "test_kind.py::test_x: world_size(ranks='x'): expected one of 'fresh', 'kept', 'threads'"),
+    "test_timeout.py": ("@pytest.mark.world_size(2, timeout=-1)",
+                        "test_timeout.py::test_x: world_size(timeout=...)=-1: expected a positive number of "
+                        "seconds"),
+}
+
+LAUNCHED = '''
+import pytest, torch, torch.distributed as dist
+
+@pytest.mark.world_size(2)
+def test_all_reduce(rank, device, process_group):
+    t = torch.ones(1, device=device)
+    dist.all_reduce(t)
+    assert t.item() == 2.0
+
+@pytest.mark.world_size(2)
+def test_fails_on_rank_1(rank):
+    assert rank == 0
+'''
+
+
+def junit_statuses(path):
+    """{test name: "passed" | "failure" | "error" | "skipped"} and {name: seconds} from JUnit XML."""
+    root = ElementTree.parse(path).getroot()
+    statuses, times = {}, {}
+    for case in root.iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        statuses[case.get("name")] = kinds[0] if kinds else "passed"
+        times[case.get("name")] = float(case.get("time"))
+    return statuses, times
+
+
+def line_of(source, text):
+    """The line number of the first line of ``source`` (as the fixture file holds it) with ``text``."""
+    lines = textwrap.dedent(source).splitlines()
+    return next(number for number, line in enumerate(lines, 1) if text in line)
+
+
+def decorated_at(source, name):
+    """Where pytest places test ``name`` of ``source``: the line of its first decorator."""
+    lines = textwrap.dedent(source).splitlines()
+    number = line_of(source, f"def {name}(")
+    while lines[number - 2].startswith("@"):
+        number -= 1
+    return number
+
+
+def processes_with(marker):
+    """The pids of the processes whose environment holds ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as environ:
+                    if marker.encode() in environ.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def leftover_files(tmp):
+    """What a run left in its TMPDIR, but torch's compiler cache (kept between runs by design)."""
+    return sorted(name for name in os.listdir(tmp) if not name.startswith("torchinductor_"))
+
+
+class TestWorldSizeMark(TestCase):
+    def test_good_markers(self):
+        self.assertEqual(parse_mark((2,), {}), WorldSizeMark((2,)))
+        self.assertEqual(parse_mark(([2, 4],), {"timeout": 30, "ranks": "kept", "allow_cpu": True}),
+                         WorldSizeMark((2, 4), 30.0, "kept", True))
+        self.assertEqual(size_id(4), "4ranks")
+
+    def test_every_bad_argument_is_one_line_naming_it(self):
+        cases = [
+            (((0,), {}), "world_size=0: expected a positive integer"),
+            ((([],), {}), "world_size([]): expected a positive integer or a list of them"),
+            ((([2, 2],), {}), "world_size([2, 2]): a size is given twice"),
+            ((("2",), {}), "world_size='2': expected a positive integer"),
+            (((), {}), "world_size takes one size or a list of sizes, got 0 positional arguments"),
+            (((2,), {"ranks": "x"}), "world_size(ranks='x'): expected one of 'fresh', 'kept', 'threads'"),
+            (((2,), {"timeout": 0}), "world_size(timeout=...)=0: expected a positive number of seconds"),
+            (((2,), {"allow_cpu": 1}), "world_size(allow_cpu=1): expected True or False"),
+            (((2,), {"size": 2}), "world_size(..., size=...): unknown argument; expected one of timeout, ranks, "
+                                  "allow_cpu"),
+        ]
+        for (args, kwargs), message in cases:
+            with self.subTest(message), self.assertRaises(MarkError) as raised:
+                parse_mark(args, kwargs)
+            self.assertEqual(str(raised.exception), message)
+
+    def test_a_rank_session_takes_the_plugins_and_overrides_but_no_reports(self):
+        config = types.SimpleNamespace(
+            rootpath=Path("/r"), inipath=Path("/r/pytest.ini"), option=types.SimpleNamespace(tbstyle="short"),
+            invocation_params=types.SimpleNamespace(args=(
+                "-p", "no:randomly", "-pmine", "-o", "a=1", "--junitxml=x.xml", "-k", "fast", "-n", "2",
+                "tests/test_x.py", "-Werror")))
+        options = session_options(config)
+        self.assertEqual(options[options.index("--rootdir") + 1], "/r")
+        self.assertEqual(options[options.index("-c") + 1], "/r/pytest.ini")
+        for kept in (["-p", "no:randomly"], ["-pmine"], ["-o", "a=1"], ["-Werror"], ["--tb=short"], ["-s"]):
+            with self.subTest(kept):
+                self.assertIn(" ".join(kept), " ".join(options))
+        for dropped in ("--junitxml=x.xml", "fast", "tests/test_x.py", "-n"):
+            self.assertNotIn(dropped, options)
+
+    def test_a_pytest_report_gives_the_headline_its_assertion(self):
+        report = ("rank = 1\n\n    def test_x(rank):\n>       assert rank == 0\nE       assert 1 == 0\n\n"
+                  "t.py:3: AssertionError")
+        verdict = combine([RankOutcome(0, Status.PASSED), RankOutcome(1, Status.FAILED, report)])
+        self.assertEqual(verdict.headline, "rank 1 failed: assert 1 == 0")
+
+    def test_pytests_runner_frames_are_the_harness_in_a_dump(self):
+        self.assertTrue(is_harness_file(pytest.__file__.replace("pytest/__init__.py", "_pytest/runner.py")))
+        self.assertFalse(is_harness_file(__file__))
+
+
+class PytestNativeRun(TestCase):
+    """One pytest run of a fixture file, with JUnit XML, a private TMPDIR and a marker in its
+    environment (to find any process it left)."""
+
+    files: dict = {}
+    args: tuple = ()
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.pytest = PytestRun(cls.files)
+        cls.tmp = Path(tempfile.mkdtemp(prefix="native-tmp-"))
+        cls.out = Path(tempfile.mkdtemp(prefix="native-out-"))
+        cls.marker = f"TTE_SELFTEST_{uuid.uuid4().hex}"
+        cls.result = cls.pytest.run(*cls.args, f"--junitxml={cls.out / 'report.xml'}", "-rfEsx",
+                                    TMPDIR=str(cls.tmp), SELFTEST_OUT=str(cls.out), **{cls.marker: "1"})
+        cls.output = cls.result.stdout + cls.result.stderr
+        cls.statuses, cls.times = junit_statuses(cls.out / "report.xml")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pytest.cleanup()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        shutil.rmtree(cls.out, ignore_errors=True)
+        super().tearDownClass()
+
+
+class TestFreshRanks(PytestNativeRun):
+    files = {"test_fresh.py": FRESH}
+
+    def test_each_test_ends_as_its_ranks_say(self):
+        self.assertEqual(self.statuses, {
+            "test_all_reduce": "passed", "test_sizes[2ranks]": "passed", "test_sizes[3ranks]": "passed",
+            "test_params[1]": "passed", "test_params[2]": "passed", "test_fails_on_rank_1": "failure",
+            "test_skips": "skipped", "test_xfails": "skipped", "test_skipif": "skipped",
+            "test_dies_on_rank_1": "failure", "test_hangs_on_rank_1": "failure",
+            "test_rank_without_a_marker": "error"}, self.output)
+        self.assertEqual(self.result.returncode, 1)
+
+    def test_a_failure_on_rank_1_shows_its_assertion(self):
+        section = failure_section(self.result.stdout, "test_fails_on_rank_1")
+        self.assertEqual(section[:2], ["RankFailure: 1 of 2 ranks did not pass (rank 1)", "rank 1 failed:"])
+        self.assertIn("[rank 1] >       assert value == 0", section)
+        self.assertIn("[rank 1] E       assert 7 == 0", section)  # pytest's assertion rewriting, in the rank
+        self.assertIn("FAILED test_fresh.py::test_fails_on_rank_1 - rank 1 failed: assert 7 == 0",
+                      summary_lines(self.result.stdout))
+
+    def test_skips_and_xfail_are_reported_at_the_test(self):
+        summary = summary_lines(self.result.stdout)
+        skips = decorated_at(FRESH, "test_skips"), decorated_at(FRESH, "test_skipif")
+        self.assertIn(f"SKIPPED [1] test_fresh.py:{skips[0]}: nothing to do on this machine", summary)
+        self.assertIn(f"SKIPPED [1] test_fresh.py:{skips[1]}: decided before the ranks", summary)
+        self.assertFalse((self.out / "skipif-ran").exists(), "no rank runs a test a skip mark skips")
+        self.assertIn("1 xfailed", self.result.stdout.splitlines()[-1])
+
+    def test_a_crash_and_a_hang_name_the_rank(self):
+        died = failure_section(self.result.stdout, "test_dies_on_rank_1")
+        self.assertEqual(died[:3], ["RankError: 1 of 2 ranks did not pass (rank 1)", "rank 1 died:",
+                                    "[rank 1] rank 1 exited with code 7 without reporting an outcome"])
+        hung = failure_section(self.result.stdout, "test_hangs_on_rank_1")
+        self.assertEqual(hung[:5], ["RankError: 1 of 2 ranks did not pass (rank 1)", "rank 1 timed out:",
+                                    "[rank 1] timed out after 3 s; ranks still running: 1",
+                                    "[rank 1] Stack of the test (most recent call last):",
+                                    f'[rank 1]   File "{self.pytest.root / "test_fresh.py"}", '
+                                    f'line {line_of(FRESH, "time.sleep(120)")}, in test_hangs_on_rank_1'])
+        self.assertLess(self.times["test_hangs_on_rank_1"], 60, "the marker's 3 s timeout ends the test")
+
+    def test_a_rank_fixture_needs_the_marker(self):
+        self.assertIn("the 'rank' fixture is for tests marked @pytest.mark.world_size(n); "
+                      "test_fresh.py::test_rank_without_a_marker is not", self.output)
+
+    def test_nothing_is_left_behind(self):
+        self.assertEqual(processes_with(self.marker), [])
+        self.assertEqual(leftover_files(self.tmp), [])
+
+
+class TestKeptRanks(PytestNativeRun):
+    files = {"test_kept.py": KEPT}
+
+    def test_a_world_keeps_its_ranks_and_group_until_a_test_fails(self):
+        self.assertEqual(self.statuses, {"test_a": "passed", "test_b": "failure", "test_c": "passed"}, self.output)
+        section = failure_section(self.result.stdout, "TestKept.test_b")
+        self.assertEqual(section[:2], ["RankFailure: 1 of 2 ranks did not pass (rank 1)", "rank 1 failed:"])
+
+    def test_nothing_is_left_behind(self):
+        self.assertEqual(processes_with(self.marker), [])
+        self.assertEqual(leftover_files(self.tmp), [])
+
+
+class TestThreadRanks(PytestNativeRun):
+    files = {"test_threads.py": THREADS}
+
+    def test_each_rank_thread_gets_its_own_fixtures(self):
+        self.assertEqual(self.statuses, {"test_all_reduce": "passed", "test_fails_on_rank_1": "failure"},
+                         self.output)
+        self.assertIn("FAILED test_threads.py::test_fails_on_rank_1 - rank 1 failed: AssertionError:...",
+                      summary_lines(self.result.stdout))
+        section = failure_section(self.result.stdout, "test_fails_on_rank_1")
+        self.assertIn("[rank 1] AssertionError: assert 1 != 1", section)
+
+
+class TestBadMarkers(TestCase):
+    def test_a_bad_argument_is_a_one_line_collection_error(self):
+        run = PytestRun({name: f"import pytest\n{mark}\ndef test_x(rank):\n    pass\n"
+                         for name, (mark, _) in BAD.items()})
+        self.addCleanup(run.cleanup)
+        result = run.run()
+        self.assertEqual(result.returncode, 2, result.stdout)
+        for name, (_, message) in BAD.items():
+            with self.subTest(name):
+                self.assertEqual(failure_section(result.stdout, f"ERROR collecting {name}"), [message])
+
+
+class TestWithOtherRunners(TestCase):
+    def test_xdist_and_the_driver(self):
+        run = PytestRun({"test_fresh.py": FRESH.split("@pytest.mark.world_size(2)\ndef test_fails_on_rank_1")[0],
+                         "test_threads.py": THREADS.split("@pytest.mark.world_size(2, ranks=\"threads\")")[0]})
+        self.addCleanup(run.cleanup)
+        result = run.run("-n", "2", "-q")
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("6 passed", result.stdout.splitlines()[-1])
+        driver = subprocess.run([sys.executable, "-m", "torch_testing_ext.run_test", "."], cwd=run.root,
+                                env=checkout_env(), capture_output=True, text=True, timeout=300)
+        self.assertEqual(driver.returncode, 0, driver.stdout + driver.stderr)
+        self.assertIn("summary: 6 passed, 0 failed, 0 skipped", driver.stdout)
+
+    def test_torchrun_runs_each_test_as_the_launched_rank(self):
+        run = PytestRun({"test_launched.py": LAUNCHED})
+        self.addCleanup(run.cleanup)
+        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "pytest",
+                    "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark", "-q"]
+        result = subprocess.run(launcher, cwd=run.root, env=checkout_env(OMP_NUM_THREADS="1"),
+                                capture_output=True, text=True, timeout=300)
+        summaries = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
+        self.assertEqual(len(summaries), 2, result.stdout + result.stderr)  # each rank reports the verdict
+        for line in summaries:
+            self.assertTrue(line.startswith("FAILED test_launched.py::test_fails_on_rank_1 - rank 1 failed:"), line)
+        self.assertEqual(result.stdout.count("1 failed, 1 passed"), 2)
+
+
+if __name__ == "__main__":
+    run_tests()

@@ -1,0 +1,262 @@
+"""What a rank process runs for pytest tests: a pytest session of its own, as this rank.
+
+A rank of a ``@pytest.mark.world_size`` test is forked from the preloaded server (pytest and
+its plugins loaded there, see ``fresh_ranks.server_preload``) and runs a pytest session over
+the test's file, with the test process's plugin options. In it the test is an ordinary pytest
+test: its fixtures and parametrization, assertion rewriting, ``pytest.skip``, marks. Only the
+test (or, on kept ranks, the tests) the test process asks for run; the session's own output
+goes to the rank's log, and the rank reports one :class:`PytestRankOutcome` per test:
+
+- fresh ranks (:func:`run_pytest_rank`): one test, then the supervisor's release and exit;
+- kept ranks (:func:`serve_pytest_rank`): the world's default group made once, then each
+  :class:`KeptTest` received is run and answered (what it left behind fails it, as for
+  ``MultiProcContinuousTest``), until ``None``.
+
+A rank's outcome is its test's phases taken together, before pytest's xfail handling (the
+test process applies ``xfail`` to the verdict of all ranks): an error in setup or teardown is
+an error, the call decides otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import traceback
+from collections.abc import Generator
+from multiprocessing.connection import Connection
+from typing import Any
+
+import pytest
+
+from ..ranks.outcomes import RankOutcome
+from ..ranks.rank_facts import RankFacts
+from ..reporting.status import Status
+
+__all__ = ["PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome", "RankSession",
+           "run_pytest_rank", "serve_pytest_rank", "session_options"]
+
+__unittest = True
+
+
+@dataclasses.dataclass(frozen=True)
+class PytestRankTask:
+    """One test for fresh ranks: the session's options, the test's file and node id."""
+
+    options: tuple[str, ...]
+    path: str
+    nodeid: str
+    seed: int
+    environ: dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class PytestWorldTask:
+    """The tests of one kept world: the session's options and the file they are in."""
+
+    options: tuple[str, ...]
+    path: str
+    environ: dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class KeptTest:
+    """One test for a kept world, and the next one it will run (None: the world's last so
+    far, so the test's class and module fixtures are torn down after it)."""
+
+    nodeid: str
+    next_nodeid: str | None
+    seed: int
+
+
+@dataclasses.dataclass
+class PytestRankOutcome(RankOutcome):
+    """A rank's outcome; ``xfail_reason`` when its test called ``pytest.xfail()``."""
+
+    xfail_reason: str | None = None
+
+
+def session_options(config: pytest.Config) -> list[str]:
+    """The options a rank's session takes from the test process's: its root directory and
+    configuration file, plugins (``-p``), ini overrides (``-o``), warning filters, import
+    mode and traceback style; the rank writes no report files and captures nothing (its output
+    is its log)."""
+    options = ["--rootdir", str(config.rootpath), "-s", "-qq", "--no-header", "--no-summary", "-p", "no:cacheprovider",
+               "-p", "no:unraisableexception", "--color=no", f"--tb={config.option.tbstyle}"]
+    if config.inipath is not None:
+        options += ["-c", str(config.inipath)]
+    args = list(config.invocation_params.args)
+    for index, arg in enumerate(args):
+        for flag in ("-p", "-o", "-W", "--import-mode", "--confcutdir"):
+            if arg == flag and index + 1 < len(args):
+                options += [flag, args[index + 1]]
+            elif arg.startswith(flag) and arg != flag and not (flag == "-p" and arg.startswith("--")):
+                options.append(arg)
+    return [option for option in options if option not in ("-p xdist", "-pxdist")]
+
+
+class RankSession:
+    """The plugin of a rank's session: selects the tests asked for and records how each ended."""
+
+    def __init__(self, rank: int, nodeids: set[str] | None) -> None:
+        self.rank = rank
+        self.nodeids = nodeids  # None: keep every test (a kept world picks them later)
+        self.items: dict[str, pytest.Item] = {}
+        self._problem: tuple[Status, str] | None = None
+        self._skip: str | None = None
+        self._xfail: str | None = None
+        self._collect_errors: list[str] = []
+
+    # -- collection ------------------------------------------------------------------------
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        if self.nodeids is not None:
+            items[:] = [item for item in items if item.nodeid in self.nodeids]
+        self.items = {item.nodeid: item for item in items}
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._collect_errors.append(report.longreprtext)
+
+    # -- one test --------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self._problem, self._skip, self._xfail = None, None, None
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield  # before the xfail handling, whose wrapper is outside this one
+        self._record(call, report)
+        return report
+
+    def _record(self, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+        excinfo = call.excinfo
+        if excinfo is None or self._problem is not None:
+            return
+        if excinfo.errisinstance(pytest.xfail.Exception):
+            self._xfail = str(excinfo.value.msg) if hasattr(excinfo.value, "msg") else str(excinfo.value)
+        elif excinfo.errisinstance(pytest.skip.Exception):
+            self._skip = str(getattr(excinfo.value, "msg", excinfo.value))
+        else:
+            failed = call.when == "call" and excinfo.errisinstance(AssertionError)
+            where = "" if call.when == "call" else f"error in {call.when} of {report.nodeid.split('::')[-1]}:\n"
+            self._problem = (Status.FAILED if failed else Status.ERROR, where + report.longreprtext)
+
+    def outcome(self, ran: bool) -> PytestRankOutcome:
+        """How the test that just ran ended on this rank (``ran``: the session ran it)."""
+        if not ran:
+            detail = "\n".join(self._collect_errors) or "the test was not collected in the rank's session"
+            return PytestRankOutcome(self.rank, Status.ERROR, detail)
+        if self._problem is not None:
+            return PytestRankOutcome(self.rank, *self._problem)
+        if self._xfail is not None:
+            return PytestRankOutcome(self.rank, Status.PASSED, xfail_reason=self._xfail)
+        if self._skip is not None:
+            return PytestRankOutcome(self.rank, Status.SKIPPED, self._skip)
+        return PytestRankOutcome(self.rank, Status.PASSED)
+
+
+def _become(facts: RankFacts, environ: dict[str, str], lifeline: Connection) -> Any:
+    from ..fresh_ranks.rank_process import become_rank
+
+    log = become_rank(facts, environ, lifeline)
+    os.environ.pop("PYTEST_CURRENT_TEST", None)  # the test process's; this rank's session sets its own
+    return log
+
+
+def _basetemp(facts: RankFacts) -> list[str]:
+    return ["--basetemp", os.path.join(facts.test_dir, f"tmp-rank{facts.rank}")]
+
+
+def run_pytest_rank(task: PytestRankTask, facts: RankFacts, result: Connection, lifeline: Connection) -> None:
+    """Entry point of a fresh rank: run the test ``task`` names in a session of its own, as
+    the rank ``facts`` describes; report its outcome, wait for the release, exit."""
+    from ..fresh_ranks.rank_process import report_and_exit
+    from ..testcase.tensor_testcase import seed_everything
+
+    log = _become(facts, task.environ, lifeline)
+    session = RankSession(facts.rank, {task.nodeid})
+    seed_everything(task.seed)
+    try:
+        pytest.main([*task.options, *_basetemp(facts), task.path], plugins=[session])
+        outcome = session.outcome(bool(session.items))
+    except BaseException:  # the session itself broke: the rank says how
+        outcome = PytestRankOutcome(facts.rank, Status.ERROR, traceback.format_exc())
+    report_and_exit(outcome, result, log)
+
+
+class _KeptSession(RankSession):
+    """A kept rank's session: makes the world's group, then runs the tests it is sent."""
+
+    def __init__(self, facts: RankFacts, connection: Connection) -> None:
+        super().__init__(facts.rank, None)
+        self.facts = facts
+        self.connection = connection
+
+    def _make_group(self, config: pytest.Config) -> PytestRankOutcome | None:
+        import torch.distributed as dist
+
+        from .rank_fixtures import KEPT_GROUP
+
+        try:
+            dist.init_process_group(self.facts.backend, init_method=f"file://{self.facts.file_name}",
+                                    rank=self.facts.rank, world_size=self.facts.world_size)
+        except BaseException:  # every test of the world says why
+            return PytestRankOutcome(self.rank, Status.ERROR,
+                                     f"making the world's process group failed:\n{traceback.format_exc()}")
+        config.stash[KEPT_GROUP] = dist.group.WORLD
+        return None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        from ..kept_ranks.kept_rank import checked_for_leaks
+        from ..kept_ranks.leak_check import RankState
+        from ..testcase.tensor_testcase import seed_everything
+
+        refusal = self._make_group(session.config)
+        before = RankState.take(self.facts.device)
+        while True:
+            try:
+                test = self.connection.recv()
+            except (EOFError, OSError):
+                break
+            if test is None:
+                break
+            item = self.items.get(test.nodeid)
+            if refusal is not None or item is None:
+                outcome = refusal or self.outcome(False)
+            else:
+                self.begin()
+                seed_everything(test.seed)
+                nextitem = self.items.get(test.next_nodeid) if test.next_nodeid else None
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+                outcome = self.outcome(True)
+                checked = checked_for_leaks(outcome, before)
+                if checked is not outcome:
+                    outcome = PytestRankOutcome(self.rank, checked.status, checked.detail)
+            self.connection.send(outcome)
+        return True
+
+
+def serve_pytest_rank(world: PytestWorldTask, facts: RankFacts, connection: Connection,
+                      lifeline: Connection) -> None:
+    """Entry point of a kept rank: a session over the world's file that runs each
+    :class:`KeptTest` received on ``connection`` and answers its outcome, until ``None``."""
+    from .._torch_private import run_multiprocessing_finalizers
+    from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
+
+    log = _become(facts, world.environ, lifeline)
+    session = _KeptSession(facts, connection)
+    try:
+        pytest.main([*world.options, *_basetemp(facts), world.path], plugins=[session])
+    except BaseException:  # the test process sees the rank end without an outcome; the log says why
+        traceback.print_exc()
+    try:
+        destroy_process_groups()
+        release_retired_process_groups()
+        run_multiprocessing_finalizers()
+    except BaseException:
+        traceback.print_exc()
+    connection.close()
+    log.flush()
+    os._exit(0)

@@ -1,0 +1,126 @@
+"""A test marked ``@pytest.mark.world_size`` as the test process sees it.
+
+After collection each such test becomes one of two kinds of pytest ``Function`` (its id,
+markers, parametrization and location stay what pytest made):
+
+- :class:`RanksFunction` (fresh and kept ranks): its fixtures are set up in the ranks, not
+  here, so ``setup`` does nothing; ``runtest`` runs the test on its ranks and raises their
+  verdict (``RankFailure`` naming the ranks, a skip, or nothing);
+- :class:`ThreadRanksFunction` (thread ranks): its fixtures are set up here, in the test's
+  thread, and ``runtest`` calls the test once per rank thread;
+- :class:`LaunchedRanksFunction` (under ``torchrun -m pytest``, whatever ``ranks`` says):
+  fixtures and body run here, as this launched rank, and the verdict is that of all ranks.
+
+pytest's own plugins see an ordinary test: ``skip``/``skipif`` marks are decided here before
+any rank starts, ``xfail`` applies to the verdict of all ranks, ``-k``/``-m`` select as usual.
+Torch-free; the ranks' machinery is imported when a test runs (``pytest_worlds``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from ..ranks.launcher_env import launched_rank
+from ..ranks.rank_facts import current_rank_facts
+from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, parse_mark
+
+__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "WORLD_KEY", "NEXT_KEY", "KEPT_WORLDS",
+           "function_arguments", "closest_mark", "checked_mark", "is_thread_ranks_item", "is_ranks_item",
+           "make_ranks_items"]
+
+__unittest = True
+
+WORLD_KEY = pytest.StashKey[tuple[WorldSizeMark, int]]()  # the test's marker and its world size
+NEXT_KEY = pytest.StashKey[Any]()  # the item pytest runs after this one (None: the last)
+KEPT_WORLDS = pytest.StashKey[dict[Any, Any]]()  # the kept worlds open in a session, by scope and size
+
+
+class RanksFunction(pytest.Function):
+    """A test whose fixtures and body run in its rank processes."""
+
+    def setup(self) -> None:
+        """Nothing here: the ranks set up the test's fixtures."""
+
+    def runtest(self) -> None:
+        from .pytest_worlds import run_on_rank_processes
+
+        run_on_rank_processes(self, *self.stash[WORLD_KEY])
+
+
+class ThreadRanksFunction(pytest.Function):
+    """A test whose fixtures are set up in the test's thread and whose body runs on rank
+    threads of this process."""
+
+    def runtest(self) -> None:
+        from .pytest_worlds import run_on_rank_threads
+
+        run_on_rank_threads(self, *self.stash[WORLD_KEY])
+
+
+class LaunchedRanksFunction(pytest.Function):
+    """A test run under a launcher (``torchrun -m pytest``): this process is one of its ranks.
+    Its fixtures are set up and its body runs as this rank, and every rank reports the verdict
+    of all ranks."""
+
+    def setup(self) -> None:
+        """Nothing yet: the fixtures are set up as this rank, when the test runs."""
+
+    def runtest(self) -> None:
+        from .pytest_worlds import run_as_launched_rank
+
+        run_as_launched_rank(self, *self.stash[WORLD_KEY])
+
+
+def is_ranks_item(node: Any) -> bool:
+    """Whether ``node`` is a test that runs on ranks (processes, threads or launched)."""
+    return isinstance(node, (RanksFunction, ThreadRanksFunction, LaunchedRanksFunction))
+
+
+def is_thread_ranks_item(node: Any) -> bool:
+    """Whether ``node`` is a test that runs on rank threads."""
+    return isinstance(node, ThreadRanksFunction)
+
+
+def closest_mark(collector: pytest.Collector, obj: object) -> pytest.Mark | None:
+    """The ``world_size`` mark nearest to ``obj`` (a test function of ``collector``): its own,
+    else its class's or module's."""
+    own = [mark for mark in getattr(obj, "pytestmark", []) if getattr(mark, "name", None) == MARK_NAME]
+    return own[0] if own else collector.get_closest_marker(MARK_NAME)
+
+
+def checked_mark(where: str, mark: pytest.Mark) -> WorldSizeMark:
+    """``mark`` checked; a bad argument is a collection error of one line naming ``where``."""
+    try:
+        return parse_mark(mark.args, dict(mark.kwargs))
+    except MarkError as error:
+        raise pytest.Collector.CollectError(f"{where}: {error}") from None
+
+
+def make_ranks_items(items: list[pytest.Item]) -> None:
+    """Turn each marked test function of ``items`` into the kind its marker asks for, with
+    its marker and world size in its stash. Inside a rank process tests stay as they are: they
+    already run as a rank; under a launcher each runs as this process's rank."""
+    if current_rank_facts() is not None:
+        return
+    launched = launched_rank() is not None
+    for item in items:
+        mark = item.get_closest_marker(MARK_NAME)
+        if mark is None or type(item) is not pytest.Function:
+            continue
+        checked = parse_mark(mark.args, dict(mark.kwargs))  # checked at collection already
+        callspec = getattr(item, "callspec", None)
+        size = callspec.params["world_size"] if callspec and "world_size" in callspec.params \
+            else checked.sizes[0]
+        item.stash[WORLD_KEY] = (checked, size)
+        if launched:
+            item.__class__ = LaunchedRanksFunction
+        else:
+            item.__class__ = ThreadRanksFunction if checked.ranks == "threads" else RanksFunction
+
+
+def function_arguments(item: pytest.Function) -> list[str]:
+    """The names of the arguments ``item``'s function takes from fixtures."""
+    return [name for name in inspect.signature(item.obj).parameters if name in item.funcargs]
