@@ -4,6 +4,8 @@ every command of its shell blocks names a module or file that exists.
 Each ```python block starts with a comment naming its file (``# test_first.py``); the test
 writes it into a temporary directory and runs it as ``python FILE`` does: as ``__main__``, its
 tests run by its own ``run_tests()`` with ``--save-xml``, whose report shows every test passed.
+A block marked ``# test_x.py (pytest)`` is a pytest file: it runs under ``python -m pytest``
+with ``--junitxml``, whose report shows every test passed.
 The blocks run in two interpreters at once, each running its share one after another
 (``fixtures/scripts_in_turn.py``: an interpreter start and ``import torch`` per file saved);
 the launcher example also runs under ``torchrun --standalone --nproc-per-node 2``. Shell
@@ -38,14 +40,22 @@ def blocks(language):
     return re.findall(rf"^```{language}\n(.*?)^```$", README.read_text(), re.S | re.M)
 
 
+PYTEST_MARK = "(pytest)"
+
+
 def python_files():
     """{file name: source} of README's Python blocks."""
     files = {}
     for block in blocks("python"):
         first = block.splitlines()[0]
-        name = first.removeprefix("# ").strip()
+        name = first.removeprefix("# ").removesuffix(PYTEST_MARK).strip()
         files[name] = block
     return files
+
+
+def is_pytest_file(source):
+    """Whether a block is a pytest file (its first line ends with ``(pytest)``)."""
+    return source.splitlines()[0].rstrip().endswith(PYTEST_MARK)
 
 
 class TestPythonBlocks(TestCase):
@@ -70,11 +80,26 @@ class TestPythonBlocks(TestCase):
             with self.subTest(name):
                 self.assertRegex(name, r"^test_\w+\.py$", "a block starts with '# test_<name>.py'")
                 self.assertRegex(source, r"(?m)^(import|from) ", "imports")
-                self.assertTrue(source.rstrip().endswith('if __name__ == "__main__":\n    run_tests()'),
-                                "ends with the run_tests() main block")
+                if not is_pytest_file(source):
+                    self.assertTrue(source.rstrip().endswith('if __name__ == "__main__":\n    run_tests()'),
+                                    "ends with the run_tests() main block")
+
+    def test_every_pytest_block_passes(self):
+        names = [name for name, source in self.files.items() if is_pytest_file(source)]
+        self.assertTrue(names, "README shows a pytest file")
+        for name in names:
+            with self.subTest(name):
+                report = self.dir / f"{name}.xml"
+                result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", name,
+                                         f"--junitxml={report}"], cwd=self.dir, env=checkout_env(),
+                                        capture_output=True, text=True, timeout=600)
+                self.assertEqual(result.returncode, 0, result.stdout[-5000:])
+                statuses = [outcome.status for outcome in read_outcomes(report)]
+                self.assertTrue(statuses, f"{name} ran no test")
+                self.assertEqual(set(statuses), {Status.PASSED}, "a README example did not pass (or skipped)")
 
     def test_every_block_passes(self):
-        names = list(self.files)
+        names = [name for name, source in self.files.items() if not is_pytest_file(source)]
         shares = [names[i::INTERPRETERS] for i in range(INTERPRETERS)]  # README order, dealt out
         reports = self.dir / "reports"
 
