@@ -25,12 +25,14 @@ from pathlib import Path
 import pytest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.pytest_plugin.pytest_worlds import rank_facts_for
 from torch_testing_ext.pytest_plugin.rank_session import session_options
 from torch_testing_ext.pytest_plugin.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
 from torch_testing_ext.ranks.outcomes import RankOutcome, combine
 from torch_testing_ext.reporting.stack_dumps import is_harness_file
 from torch_testing_ext.reporting.status import Status
 
+from fixtures.fake_devices import pretend_accelerator
 from fixtures.pytest_runs import PytestRun, failure_section, summary_lines
 from fixtures.runs import checkout_env
 
@@ -191,7 +193,7 @@ def leftover_files(tmp):
     return sorted(name for name in os.listdir(tmp) if not name.startswith("torchinductor_"))
 
 
-class TestWorldSizeMark(TestCase):
+class TestInProcess(TestCase):
     def test_good_markers(self):
         self.assertEqual(parse_mark((2,), {}), WorldSizeMark((2,)))
         self.assertEqual(parse_mark(([2, 4],), {"timeout": 30, "ranks": "kept", "allow_cpu": True}),
@@ -236,6 +238,18 @@ class TestWorldSizeMark(TestCase):
                   "t.py:3: AssertionError")
         verdict = combine([RankOutcome(0, Status.PASSED), RankOutcome(1, Status.FAILED, report)])
         self.assertEqual(verdict.headline, "rank 1 failed: assert 1 == 0")
+
+    def test_too_few_accelerators_skip_before_any_rank_unless_cpu_is_allowed(self):
+        with pretend_accelerator("cuda", count=1):
+            with self.assertRaises(pytest.skip.Exception) as raised:
+                rank_facts_for(WorldSizeMark((2,)), 2, "/d")
+            self.assertEqual(str(raised.exception.msg), "needs 2 CUDA devices, this machine has 1 "
+                             "(world_size(..., allow_cpu=True) runs on CPU ranks instead)")
+            fallback = rank_facts_for(WorldSizeMark((2,), allow_cpu=True), 2, "/d")
+            self.assertEqual([(f.rank, f.device, f.backend) for f in fallback],
+                             [(0, "cpu", "gloo"), (1, "cpu", "gloo")])
+        with pretend_accelerator("cuda", count=2):
+            self.assertEqual([f.device for f in rank_facts_for(WorldSizeMark((2,)), 2, "/d")], ["cuda:0", "cuda:1"])
 
     def test_pytests_runner_frames_are_the_harness_in_a_dump(self):
         self.assertTrue(is_harness_file(pytest.__file__.replace("pytest/__init__.py", "_pytest/runner.py")))
