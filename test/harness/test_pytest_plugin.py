@@ -108,7 +108,9 @@ def harness_environ(**env):
 
 def pytest_config(xmlpath=None):
     """As much of a ``pytest.Config`` as the plugin's configure hooks read."""
-    return types.SimpleNamespace(stash=pytest.Stash(), option=types.SimpleNamespace(xmlpath=xmlpath))
+    lines = []
+    return types.SimpleNamespace(stash=pytest.Stash(), option=types.SimpleNamespace(xmlpath=xmlpath),
+                                 ini_lines=lines, addinivalue_line=lambda name, line: lines.append((name, line)))
 
 
 def report_lines(verdict):
@@ -215,6 +217,8 @@ class TestSettingsAreUsageErrors(TestCase):
         with harness_environ(TORCH_TESTING_EXT_TIMEOUT="60", **LAUNCHED):
             plugin.pytest_configure(config)
         self.assertEqual(config.option.xmlpath, "report.xml")  # rank 0 keeps the name
+        self.assertEqual([name for name, _ in config.ini_lines], ["markers"])  # the world_size marker
+        self.assertTrue(config.ini_lines[0][1].startswith("world_size(n | [n, m]"))
 
     def test_a_bad_setting_is_one_line_and_exit_4_before_any_test(self):
         run = PytestRun({"test_collected.py": COLLECTED})
