@@ -76,6 +76,7 @@ __all__ = [
     "tensorpipe_options",
     "jit_tcp_store",
     "fsdp_unsharded_between_forward_and_backward",
+    "device_sleep_kernel",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -633,3 +634,13 @@ def fsdp_unsharded_between_forward_and_backward() -> frozenset[Any]:
     from torch.distributed.fsdp import ShardingStrategy
 
     return frozenset({ShardingStrategy.SHARD_GRAD_OP, ShardingStrategy._HYBRID_SHARD_ZERO2})
+
+
+@_private("torch.get_device_module(device_type)._sleep(cycles)")
+def device_sleep_kernel(device_type: str) -> Callable[[int], None]:
+    """The busy-wait kernel of an accelerator type (``torch.cuda._sleep``): called with a
+    number of cycles, it queues a kernel that spins that long on the current stream."""
+    import torch
+
+    sleep: Callable[[int], None] = torch.get_device_module(device_type)._sleep
+    return sleep

@@ -24,6 +24,7 @@ from .testcase.autograd_checks import (
     gradcheck,
     gradgradcheck,
 )
+from .testcase.hw_classification import HardwareClassification, filter_by_hw_classification
 from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
 from .testcase.serial_mark import serialTest
 from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
@@ -31,6 +32,7 @@ from .testcase.tensor_testcase import TestCase
 from .testcase.testing_aids import (
     NoTest,
     check_leaked_tensors,
+    device_sleep,
     get_cycles_per_ms,
     suppress_warnings,
     wrapSwapTensorsTest,
@@ -56,6 +58,9 @@ __all__ = [
     "check_leaked_tensors",
     "wrapSwapTensorsTest",
     "get_cycles_per_ms",
+    "device_sleep",
+    "HardwareClassification",
+    "filter_by_hw_classification",
     "TEST_WITH_SLOW_GRADCHECK",
     "gradcheck",
     "gradgradcheck",

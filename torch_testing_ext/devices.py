@@ -50,6 +50,8 @@ __all__ = [
     "has_cpu_inductor",
     "cuda_capability",
     "cuda_capability_at_least",
+    "rocm_arch_name",
+    "cuda_peer_access_everywhere",
     "LazyFlag",
     "UNPROBED",
     "torch_cuda_version",
@@ -275,6 +277,28 @@ def cuda_capability_at_least(major: int, minor: int) -> bool:
     not initialise CUDA in a process that forks later."""
     capability = cuda_capability()
     return capability is not None and capability >= (major, minor)
+
+
+def rocm_arch_name() -> str | None:
+    """The architecture of device 0 as ROCm names it (``gcnArchName``, e.g.
+    ``"gfx942:sramecc+:xnack-"``), or None without a device. Meaningful on ROCm builds only;
+    asking initialises the driver, so callers ask when a test needs the answer."""
+    if device_count() == 0:
+        return None
+    import torch
+
+    return str(torch.cuda.get_device_properties(0).gcnArchName)
+
+
+def cuda_peer_access_everywhere() -> bool:
+    """Whether this machine has two or more CUDA devices of compute capability 8.0 or newer,
+    each able to reach every other's memory directly (peer-to-peer). Asks CUDA."""
+    count = device_count()
+    if accelerator_type() != "cuda" or count < 2 or not cuda_capability_at_least(8, 0):
+        return False
+    import torch
+
+    return all(torch.cuda.can_device_access_peer(i, j) for i in range(count) for j in range(i + 1, count))
 
 
 def _version_numbers(text: str | None) -> tuple[int, ...]:

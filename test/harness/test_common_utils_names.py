@@ -1,12 +1,15 @@
 """Self-tests of the upstream names ``common_utils`` offers besides TestCase and run_tests:
-platform flags, skip and xfail decorators, temporary paths, serialTest, free ports and
-retrying on connect failures."""
+platform flags, skip and xfail decorators, temporary paths, serialTest, free ports,
+retrying on connect failures, and the hardware classification of test classes."""
 
+import dataclasses
 import datetime
+import json
 import os
 import socket
 import subprocess
 import sys
+import unittest
 import warnings
 from unittest import mock
 
@@ -17,15 +20,19 @@ from torch_testing_ext.common_utils import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
     IS_FBCODE,
+    IS_LINUX,
     IS_MACOS,
     IS_SANDCASTLE,
     IS_WINDOWS,
     TEST_HPU,
     TEST_WITH_ROCM,
+    HardwareClassification,
     TemporaryDirectoryName,
     TemporaryFileName,
     TestCase,
+    filter_by_hw_classification,
     find_free_port,
+    lazy_skip_if,
     retry_on_connect_failures,
     run_tests,
     serialTest,
@@ -33,12 +40,14 @@ from torch_testing_ext.common_utils import (
     skip_but_pass_in_sandcastle_if,
     skipIfHpu,
     skipIfTorchDynamo,
+    skipIfTorchInductor,
+    xfailIf,
     xfailIfTorchDynamo,
 )
 from torch_testing_ext.process_groups import ports
 from torch_testing_ext.skips import platform_skips
 
-from fixtures.runs import run_case
+from fixtures.runs import checkout_env, run_case
 
 
 class TestFlags(TestCase):
@@ -48,6 +57,31 @@ class TestFlags(TestCase):
         self.assertIs(IS_FBCODE, False)
         self.assertIs(IS_SANDCASTLE, False)
         self.assertIs(common_utils.TEST_WITH_TORCHDYNAMO, False)
+
+    def test_linux_and_inductor_flags(self):
+        self.assertEqual(IS_LINUX, sys.platform == "linux")
+        self.assertIs(common_utils.TEST_WITH_TORCHINDUCTOR, False)
+
+    def test_accelerator_and_cuda_graph_flags_read_at_import(self):
+        code = ("import json\nfrom torch_testing_ext import common_utils as c\n"
+                "print(json.dumps([c.TEST_ACCELERATOR, c.TEST_MULTIACCELERATOR, c.TEST_CUDA_GRAPH]))")
+        # (accelerator, devices, PYTORCH_TEST_SKIP_CUDAGRAPH, expected flags); this torch has
+        # no CUDA build, so TEST_CUDA_GRAPH stays off even where the facts say CUDA
+        cuda_build = torch.version.cuda is not None or torch.version.hip is not None
+        rows = [(None, 0, None, [False, False, False]),
+                ("xpu", 1, None, [True, False, False]),
+                ("cuda", 2, None, [True, True, cuda_build]),
+                ("cuda", 2, "1", [True, True, False])]
+        for accelerator, count, skip_graphs, expected in rows:
+            facts = dataclasses.replace(devices.facts(), accelerator=accelerator, device_count=count,
+                                        cuda_capability=None)
+            env = checkout_env(**{devices.FACTS_ENV: json.dumps(dataclasses.asdict(facts)),
+                                  "PYTORCH_TEST_SKIP_CUDAGRAPH": skip_graphs})
+            with self.subTest(accelerator=accelerator, count=count, skip_graphs=skip_graphs):
+                done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                      env=env, timeout=300)
+                self.assertEqual(done.returncode, 0, done.stderr[-2000:])
+                self.assertEqual(json.loads(done.stdout.splitlines()[-1]), expected)
 
     def test_hpu_flag_follows_the_device_facts(self):
         self.assertEqual(TEST_HPU, devices.accelerator_type() == "hpu")
@@ -97,6 +131,66 @@ class TestSkipDecorators(TestCase):
             marked = xfailIfTorchDynamo(failing)
         result = run_case(type("Cases", (TestCase,), {"test_x": marked}), "test_x")
         self.assertEqual(len(result.expectedFailures), 1)
+
+    def test_xfail_if(self):
+        def failing(self):
+            raise AssertionError("fails")
+
+        self.assertIs(xfailIf(False)(failing), failing)
+        result = run_case(type("Cases", (TestCase,), {"test_x": xfailIf(True)(failing)}), "test_x")
+        self.assertEqual((len(result.expectedFailures), result.failures), (1, []))
+
+    def test_lazy_skip_if_on_a_method_asks_when_the_test_runs(self):
+        holds = []
+
+        class Cases(TestCase):
+            @lazy_skip_if(lambda: bool(holds), "asked late")
+            def test_x(self):
+                pass
+
+        self.assertEqual(run_case(Cases, "test_x").skipped, [])
+        holds.append(True)
+        self.assertEqual([r for _, r in run_case(Cases, "test_x").skipped], ["asked late"])
+
+    def test_lazy_skip_if_on_a_class_asks_once(self):
+        asked = []
+
+        def condition(answer):
+            asked.append(answer)
+            return answer
+
+        for answer, skipped in [(True, ["not on this class"]), (False, [])]:
+            with self.subTest(answer=answer):
+                @lazy_skip_if(lambda a=answer: condition(a), "not on this class")
+                class Cases(TestCase):
+                    def test_x(self):
+                        pass
+
+                    def test_y(self):
+                        pass
+
+                result = unittest.TestResult()
+                unittest.defaultTestLoader.loadTestsFromTestCase(Cases).run(result)
+                self.assertEqual([r for _, r in result.skipped], skipped * 2)
+        self.assertEqual(asked, [True, False])
+
+    def test_skip_if_torch_inductor(self):
+        class Cases(TestCase):
+            @skipIfTorchInductor()
+            def test_default(self):
+                pass
+
+            @skipIfTorchInductor("broken by inductor", condition=True)
+            def test_forced(self):
+                pass
+
+        self.assertEqual(run_case(Cases, "test_default").skipped, [])
+        with mock.patch.object(platform_skips, "TEST_WITH_TORCHINDUCTOR", True):
+            self.assertEqual([r for _, r in run_case(Cases, "test_default").skipped],
+                             ["test doesn't currently work with torchinductor"])
+        self.assertEqual([r for _, r in run_case(Cases, "test_forced").skipped], ["broken by inductor"])
+        with self.assertRaisesRegex(TypeError, r"@skipIfTorchInductor\(\)"):
+            skipIfTorchInductor(lambda self: None)
 
     def test_sandcastle_skips_are_plain_skips(self):
         class Cases(TestCase):
@@ -300,6 +394,57 @@ class TestUpstreamTestCaseMethods(TestCase):
             self._attempt_load_from_subprocess("x.pt", "", "must be imported")
         with finished(1, b"Boom"), self.assertRaisesRegex(AssertionError, "without 'other'"):
             self._attempt_load_from_subprocess("x.pt", "", "other")
+
+
+class TestHardwareClassification(TestCase):
+    def test_members_by_name(self):
+        self.assertEqual([c.name for c in HardwareClassification],
+                         ["GENERIC", "ACCELERATOR", "CPU", "CUDA", "MPS", "XPU"])
+        # pytest's --hw-classification takes the names, upper-cased
+        self.assertIs(HardwareClassification["cuda".upper()], HardwareClassification.CUDA)
+
+    def test_the_label_changes_nothing_at_run_time(self):
+        class Labelled(TestCase):
+            hw_classification = HardwareClassification.CUDA
+
+            def test_x(self):
+                pass
+
+        result = run_case(Labelled, "test_x")
+        self.assertEqual((result.testsRun, result.skipped, result.errors, result.failures), (1, [], [], []))
+
+    def test_filter_keeps_labelled_items_in_order(self):
+        generic = type("Generic", (TestCase,), {"hw_classification": HardwareClassification.GENERIC,
+                                                "test_a": lambda self: None, "test_b": lambda self: None})
+        cpu = type("Cpu", (TestCase,), {"hw_classification": HardwareClassification.CPU,
+                                        "test_c": lambda self: None})
+        inherited = type("Inherited", (cpu,), {})
+        plain = type("Plain", (TestCase,), {"test_d": lambda self: None})
+        tests = [generic("test_a"), cpu("test_c"), plain("test_d"), generic("test_b"), inherited("test_c")]
+        # (classifications asked for, ids of the tests kept)
+        rows = [({HardwareClassification.GENERIC}, ["Generic.test_a", "Generic.test_b"]),
+                ({HardwareClassification.CPU, HardwareClassification.GENERIC},
+                 ["Generic.test_a", "Cpu.test_c", "Generic.test_b", "Inherited.test_c"]),
+                ({HardwareClassification.CUDA}, []),
+                (set(), [])]
+        for wanted, ids in rows:
+            with self.subTest(wanted=wanted):
+                matched = []
+                kept = filter_by_hw_classification(tests, wanted, on_match=matched.append)
+                self.assertEqual([".".join(t.id().rsplit(".", 2)[-2:]) for t in kept], ids)
+                self.assertEqual(matched, kept)
+
+    def test_filter_with_pytest_style_items(self):
+        labelled = type("Labelled", (), {"hw_classification": HardwareClassification.XPU})
+        items = [mock.Mock(cls=labelled, name="a"), mock.Mock(cls=None, name="b"), mock.Mock(cls=labelled)]
+        kept = filter_by_hw_classification(items, {HardwareClassification.XPU},
+                                           get_class=lambda item: getattr(item, "cls", None))
+        self.assertEqual(kept, [items[0], items[2]])
+        self.assertEqual(filter_by_hw_classification(items, {HardwareClassification.XPU}), kept)
+
+    def test_filter_refuses_names(self):
+        with self.assertRaisesRegex(TypeError, "HardwareClassification members"):
+            filter_by_hw_classification([], {"CPU"})
 
 
 if __name__ == "__main__":

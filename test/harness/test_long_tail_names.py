@@ -55,14 +55,19 @@ from torch_testing_ext.common_utils import (
     TestCase,
     _assertGradAndGradgradChecks,
     check_leaked_tensors,
+    device_sleep,
     dtype2prec_DONTUSE,
     get_cycles_per_ms,
+    getRocmVersion,
     gradcheck,
+    isRocmArchAnyOf,
     requires_cuda,
+    requires_cuda_p2p_access,
     run_tests,
     runOnRocmArch,
     skip_if_pytest,
     skipIfRocmArch,
+    skipIfRocmVersionLessThan,
     suppress_warnings,
     wrapSwapTensorsTest,
 )
@@ -72,6 +77,7 @@ from torch_testing_ext.logging_utils import LoggingTestCase
 from torch_testing_ext.process_groups import tcp_store
 from torch_testing_ext.ranks.skip_checks import pending_skip
 from torch_testing_ext.skips import platform_skips
+from torch_testing_ext.testcase import testing_aids
 
 from fixtures.fake_devices import pretend_accelerator, pretend_facts
 from fixtures.runs import checkout_env, run_case
@@ -158,6 +164,47 @@ class TestPlatformDecorators(TestCase):
                     pretend_accelerator("cuda", 1), \
                     mock.patch.object(torch.cuda, "get_device_properties", lambda _index, p=properties: p):
                 self.assertEqual(skip_reason(decorator(_body)), expected)
+
+    def test_rocm_arch_and_version(self):
+        # (ROCm build, device 0's arch, torch.version.hip, isRocmArchAnyOf(MI300_ARCH), getRocmVersion())
+        rows = [(False, None, None, False, (0, 0)),
+                (True, "gfx942:sramecc+:xnack-", "6.4.43482-0f2d60242", True, (6, 4)),
+                (True, "gfx90a", "7.0.1", False, (7, 0))]
+        for rocm, arch, hip, any_of, version in rows:
+            properties = types.SimpleNamespace(gcnArchName=arch)
+            with self.subTest(rocm=rocm, arch=arch), mock.patch.object(platform_skips, "TEST_WITH_ROCM", rocm), \
+                    mock.patch.object(torch.version, "hip", hip), pretend_accelerator("cuda", 1), \
+                    mock.patch.object(torch.cuda, "get_device_properties", lambda _index, p=properties: p):
+                self.assertIs(isRocmArchAnyOf(MI300_ARCH), any_of)
+                self.assertEqual(getRocmVersion(), version)
+
+    def test_skip_if_rocm_version_less_than(self):
+        # (ROCm build, torch.version.hip, asked version, expected reason)
+        rows = [(False, None, (6, 4), None),
+                (True, "6.2.41133", (6, 4), "ROCm version less than (6, 4) required"),
+                (True, "6.4.43482", (6, 4), None),
+                (True, "7.0.0", None, "ROCm version less than None required")]
+        for rocm, hip, version, expected in rows:
+            with self.subTest(rocm=rocm, hip=hip, version=version), \
+                    mock.patch.object(platform_skips, "TEST_WITH_ROCM", rocm), \
+                    mock.patch.object(torch.version, "hip", hip):
+                self.assertEqual(skip_reason(skipIfRocmVersionLessThan(version)(_body)), expected)
+
+    def test_requires_cuda_p2p_access(self):
+        # (accelerator, devices, capability, pairs without peer access, expected reason)
+        no_p2p = "cuda p2p access is not available"
+        rows = [(None, 0, None, set(), no_p2p), ("cuda", 1, (9, 0), set(), no_p2p),
+                ("cuda", 2, (7, 5), set(), no_p2p), ("cuda", 2, (8, 0), set(), None),
+                ("cuda", 3, (9, 0), {(1, 2)}, no_p2p), ("xpu", 2, None, set(), no_p2p)]
+        for accelerator, count, capability, blocked, expected in rows:
+            def peer(i, j, blocked=blocked):
+                return (i, j) not in blocked
+
+            with self.subTest(accelerator=accelerator, count=count, capability=capability, blocked=blocked), \
+                    pretend_accelerator(accelerator, count), \
+                    mock.patch.object(devices, "cuda_capability", lambda c=capability: c), \
+                    mock.patch.object(torch.cuda, "can_device_access_peer", peer):
+                self.assertEqual(skip_reason(requires_cuda_p2p_access()(_body)), expected)
 
     def test_skip_if_pytest(self):
         for env, expected in [({"PYTEST_CURRENT_TEST": "t.py::x (call)"}, "does not work under pytest"),
@@ -249,6 +296,17 @@ class TestTestAids(TestCase):
         self.assertEqual(get_cycles_per_ms("cpu"), rate)  # measured once per process
         with self.assertRaisesRegex(NotImplementedError, r"torch\.cuda\._sleep"):
             get_cycles_per_ms("cuda")
+
+    def test_device_sleep(self):
+        with mock.patch.object(testing_aids, "cpu_busy_wait") as spin:
+            self.assertIsNone(device_sleep("cpu", 1000))
+        spin.assert_called_once_with(1000)
+        queued = []
+        with mock.patch.object(testing_aids, "device_sleep_kernel",
+                               lambda kind: lambda cycles: queued.append((kind, cycles))):
+            device_sleep("cuda:1", 5000)
+        self.assertEqual(queued, [("cuda", 5000)])
+        self.assertIsNone(device_sleep("cpu", 100))  # the real spin
 
 
 class _WrongBackward(torch.autograd.Function):

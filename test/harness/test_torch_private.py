@@ -720,6 +720,14 @@ class TestPrivateAccessContracts(TestCase):
         for name in private.PRELOADED_PRIVATE_MODULES:
             importlib.import_module(name)
 
+    def test_device_sleep_kernel(self):
+        with contract("device_sleep_kernel"):
+            kernel = private.device_sleep_kernel("cuda")
+            self.assertTrue(callable(kernel))
+            if torch.cuda.is_available():
+                kernel(1000)
+                torch.cuda.synchronize()
+
 
 def _private_uses(source):
     """``line: what`` for each private torch/CPython name that ``source`` uses."""

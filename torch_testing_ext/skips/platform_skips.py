@@ -3,10 +3,10 @@
 The flags are computed once, from :mod:`torch_testing_ext.devices` and the environment;
 the decorators skip in the test process (see :mod:`.skip_checks`).
 
-Three upstream flags are constant here: this harness never runs inside Meta's build
+Four upstream flags are constant here: this harness never runs inside Meta's build
 (``IS_FBCODE``) or CI (``IS_SANDCASTLE``), and has no mode that runs every test under Dynamo
-(``TEST_WITH_TORCHDYNAMO``), so the decorators keyed on them never fire, and the
-"pass in Sandcastle" skips are plain skips.
+or Inductor (``TEST_WITH_TORCHDYNAMO``, ``TEST_WITH_TORCHINDUCTOR``), so the decorators keyed on
+them never fire, and the "pass in Sandcastle" skips are plain skips.
 """
 
 from __future__ import annotations
@@ -29,9 +29,14 @@ __all__ = [
     "TEST_HPU",
     "IS_WINDOWS",
     "IS_MACOS",
+    "IS_LINUX",
+    "TEST_ACCELERATOR",
+    "TEST_MULTIACCELERATOR",
+    "TEST_CUDA_GRAPH",
     "IS_FBCODE",
     "IS_SANDCASTLE",
     "TEST_WITH_TORCHDYNAMO",
+    "TEST_WITH_TORCHINDUCTOR",
     "TEST_WITH_ROCM",
     "TEST_WITH_SLOW",
     "TEST_WITH_DEV_DBG_ASAN",
@@ -46,6 +51,13 @@ __all__ = [
     "MI350_ARCH",
     "NAVI_ARCH",
     "requires_cuda",
+    "requires_cuda_p2p_access",
+    "isRocmArchAnyOf",
+    "getRocmVersion",
+    "skipIfRocmVersionLessThan",
+    "lazy_skip_if",
+    "xfailIf",
+    "skipIfTorchInductor",
     "skipIfRocmArch",
     "runOnRocmArch",
     "skip_if_pytest",
@@ -60,6 +72,7 @@ __all__ = [
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_T = TypeVar("_T")
 
 
 def _read_at_import(setting: settings.EnvSetting) -> bool:
@@ -75,9 +88,14 @@ TEST_XPU: bool = devices.accelerator_type() == "xpu"
 TEST_HPU: bool = devices.accelerator_type() == "hpu"
 IS_WINDOWS: bool = sys.platform == "win32"
 IS_MACOS: bool = sys.platform == "darwin"
+IS_LINUX: bool = sys.platform == "linux"
+# An accelerator (CUDA, XPU, HPU...) is present; two or more of its devices.
+TEST_ACCELERATOR: bool = devices.accelerator_type() is not None
+TEST_MULTIACCELERATOR: bool = TEST_ACCELERATOR and devices.device_count() > 1
 IS_FBCODE: bool = False
 IS_SANDCASTLE: bool = False
 TEST_WITH_TORCHDYNAMO: bool = False
+TEST_WITH_TORCHINDUCTOR: bool = False
 TEST_WITH_ROCM: bool = torch.version.hip is not None
 TEST_WITH_SLOW: bool = _read_at_import(settings.TEST_WITH_SLOW)
 TEST_WITH_DEV_DBG_ASAN: bool = _read_at_import(settings.TEST_WITH_DEV_DBG_ASAN)
@@ -87,7 +105,8 @@ NO_MULTIPROCESSING_SPAWN: bool = False
 
 
 def _sanitizer_flag(name: str) -> bool:
-    """Upstream's sanitizer flags: on when the variable is exactly ``1``."""
+    """Upstream's flags that are off by default (sanitizers, skips): on when the variable is
+    exactly ``1``."""
     return os.environ.get(name, "") == "1"
 
 
@@ -98,6 +117,9 @@ TEST_WITH_TSAN: bool = _sanitizer_flag("PYTORCH_TEST_WITH_TSAN")
 TEST_WITH_UBSAN: bool = _sanitizer_flag("PYTORCH_TEST_WITH_UBSAN")
 # Any non-empty CI variable means CI (CI=0 too), as upstream.
 IS_CI: bool = bool(os.environ.get("CI", ""))
+# CUDA graphs can be captured: CUDA (or ROCm) is here, unless PYTORCH_TEST_SKIP_CUDAGRAPH=1.
+TEST_CUDA_GRAPH: bool = (TEST_CUDA and not _sanitizer_flag("PYTORCH_TEST_SKIP_CUDAGRAPH")
+                         and (torch.version.cuda is not None or torch.version.hip is not None))
 # The scheme of a file:// URL for an absolute path (Windows paths start with a drive letter).
 FILE_SCHEMA: str = "file:///" if IS_WINDOWS else "file://"
 
@@ -110,15 +132,69 @@ NAVI_ARCH: tuple[str, ...] = ("gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx12
 
 def _rocm_arch_is_any_of(arch: tuple[str, ...]) -> bool:
     """Whether this is a ROCm build whose device 0 is one of the architectures ``arch``."""
-    if not TEST_WITH_ROCM or devices.device_count() == 0:
+    if not TEST_WITH_ROCM:
         return False
-    name = str(torch.cuda.get_device_properties(0).gcnArchName)
-    return any(prefix in name for prefix in arch)
+    name = devices.rocm_arch_name()
+    return name is not None and any(prefix in name for prefix in arch)
+
+
+def isRocmArchAnyOf(arch: tuple[str, ...]) -> bool:
+    """Whether this is a ROCm build whose device 0 is one of the architectures ``arch`` (e.g.
+    ``MI300_ARCH``); False on every other build. Asks the device when called."""
+    return _rocm_arch_is_any_of(arch)
+
+
+def getRocmVersion() -> tuple[int, int]:
+    """The ROCm version torch was built with, ``(major, minor)``; ``(0, 0)`` without ROCm."""
+    version = devices.torch_rocm_version()
+    return (version[0], version[1] if len(version) > 1 else 0)
+
+
+def lazy_skip_if(condition_fn: Callable[[], bool], reason: str) -> Callable[[_T], _T]:
+    """Skip a test, or a whole test class, when ``condition_fn()`` is true.
+
+    On a test method the condition is asked when the test runs (in the test process, before
+    any rank starts); on a class it is asked once, when the class is decorated, and unittest
+    skips each of its tests.
+    """
+
+    def decorate(target: _T) -> _T:
+        if isinstance(target, type):
+            return unittest.skip(reason)(target) if condition_fn() else target
+        return skip_if(condition_fn, reason)(target)  # type: ignore[type-var]  # a test method
+
+    return decorate
+
+
+def xfailIf(condition: bool) -> Callable[[_F], _F]:
+    """Expect the test to fail when ``condition`` holds (``unittest.expectedFailure``); else
+    leave it as it is."""
+
+    def decorate(fn: _F) -> _F:
+        return unittest.expectedFailure(fn) if condition else fn
+
+    return decorate
+
+
+def skipIfRocmVersionLessThan(version: tuple[int, ...] | None = None) -> Callable[[_T], _T]:
+    """On ROCm builds, skip unless ROCm is at least ``version`` (``(6, 4)``; None skips on every
+    ROCm build); other builds run the test."""
+
+    def too_old() -> bool:
+        return TEST_WITH_ROCM and (version is None or getRocmVersion() < tuple(version))
+
+    return lazy_skip_if(too_old, f"ROCm version less than {version} required")
 
 
 def requires_cuda(fn: _F) -> _F:
     """Skip unless the machine has a CUDA device (the test addresses ``cuda`` itself)."""
     return skip_if(not TEST_CUDA, "Requires CUDA: this machine has no CUDA device")(fn)
+
+
+def requires_cuda_p2p_access() -> Callable[[_F], _F]:
+    """Skip unless two or more CUDA devices (compute capability 8.0 or newer) can each reach
+    every other's memory directly; decided when the test runs, in the test process."""
+    return skip_if(lambda: not devices.cuda_peer_access_everywhere(), "cuda p2p access is not available")
 
 
 def skipIfRocmArch(arch: tuple[str, ...]) -> Callable[[_F], _F]:
@@ -166,6 +242,15 @@ def skipIfTorchDynamo(msg: str = "test doesn't currently work with dynamo") -> C
         raise TypeError(f"skipIfTorchDynamo takes a message, got {msg!r}: write @skipIfTorchDynamo()")
     # Read when the test runs, so that a self-test can switch the flag on.
     return skip_if(lambda: TEST_WITH_TORCHDYNAMO, msg)
+
+
+def skipIfTorchInductor(msg: str = "test doesn't currently work with torchinductor",
+                        condition: bool | None = None) -> Callable[[_T], _T]:
+    """Skip a test or class with ``msg`` when ``condition`` holds; by default, when the tests
+    run under Inductor (``TEST_WITH_TORCHINDUCTOR``; never here)."""
+    if not isinstance(msg, str):
+        raise TypeError(f"skipIfTorchInductor takes a message, got {msg!r}: write @skipIfTorchInductor()")
+    return lazy_skip_if(lambda: TEST_WITH_TORCHINDUCTOR if condition is None else condition, msg)
 
 
 def xfailIfTorchDynamo(fn: _F) -> _F:

@@ -10,7 +10,9 @@ comparison behind ``assertEqual``, ``parametrize``, and small aids a test body u
 - ``output_capture``: ``captured_output``;
 - ``serial_mark``: ``serialTest``;
 - ``testing_aids``: ``NoTest``, ``suppress_warnings``, ``check_leaked_tensors``,
-  ``wrapSwapTensorsTest``, ``get_cycles_per_ms``;
+  ``wrapSwapTensorsTest``, ``get_cycles_per_ms``, ``device_sleep``;
 - ``autograd_checks``: ``gradcheck``/``gradgradcheck`` with the test defaults, and
-  ``_assertGradAndGradgradChecks``.
+  ``_assertGradAndGradgradChecks``;
+- ``hw_classification``: ``HardwareClassification``, a test class's hardware label, and
+  ``filter_by_hw_classification``.
 """

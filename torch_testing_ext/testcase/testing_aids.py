@@ -1,6 +1,6 @@
 """Small aids test bodies use, named as in ``common_utils``: a base pytest does not collect,
 warnings silenced, tensors kept alive by reference cycles, the swap-tensors flag for one test,
-and the rate of a device's busy-wait.
+and a device's busy-wait and its rate.
 
 Example::
 
@@ -22,6 +22,8 @@ from typing import Any, TypeVar
 
 import torch
 
+from .._torch_private import device_sleep_kernel
+
 __all__ = [
     "NoTest",
     "suppress_warnings",
@@ -29,6 +31,7 @@ __all__ = [
     "wrapSwapTensorsTest",
     "get_cycles_per_ms",
     "cpu_busy_wait",
+    "device_sleep",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -106,6 +109,17 @@ def cpu_busy_wait(cycles: int) -> None:
     """Spin for ``cycles`` iterations of an empty Python loop (the CPU's ``_sleep``)."""
     for _ in range(cycles):
         pass
+
+
+def device_sleep(device: str, cycles: int) -> None:
+    """Keep ``device`` busy for about ``cycles`` cycles: on ``cpu`` this thread spins
+    (:func:`cpu_busy_wait`); on an accelerator (``"cuda"``, ``"cuda:1"``...) a busy-wait kernel
+    is queued on the current stream, and the call returns at once."""
+    kind = device.split(":")[0]
+    if kind == "cpu":
+        cpu_busy_wait(cycles)
+    else:
+        device_sleep_kernel(kind)(cycles)
 
 
 _SAMPLE_CYCLES = 1_000_000
