@@ -77,6 +77,9 @@ __all__ = [
     "jit_tcp_store",
     "fsdp_unsharded_between_forward_and_backward",
     "device_sleep_kernel",
+    "checkpoint_extension_api",
+    "report_rref_leaks",
+    "torchcomms_process_group",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -644,3 +647,42 @@ def device_sleep_kernel(device_type: str) -> Callable[[int], None]:
 
     sleep: Callable[[int], None] = torch.get_device_module(device_type)._sleep
     return sleep
+
+
+@_private("torch.distributed.checkpoint._extension (StreamTransformExtension, ExtensionRegistry)")
+def checkpoint_extension_api() -> ModuleType:
+    """Distributed checkpoint's extensions: stream transforms a ``FileSystemWriter`` applies
+    (``_extensions=``) and the registry a ``FileSystemReader`` finds them in
+    (``_extension_registry=``); torch keeps them in a private module."""
+    from torch.distributed.checkpoint import _extension
+
+    return _extension
+
+
+@_private("torch.distributed.rpc.api._ignore_rref_leak")
+def report_rref_leaks() -> None:
+    """Make RPC's shutdown raise on leaked RRefs instead of ignoring them (torch's default)."""
+    from torch.distributed.rpc import api
+
+    api._ignore_rref_leak = False
+
+
+@_private("torchcomms._comms._BackendWrapper (through torch.distributed.distributed_c10d), "
+          "torch.distributed.distributed_c10d._register_pg_in_world, "
+          "ProcessGroup._register_backend/_set_default_backend/_set_group_name")
+def torchcomms_process_group(comm: Any, store: Any, file_store: Any, group_name: str, backend: str,
+                             world_size: int) -> Any:
+    """A process group whose NCCL-typed backend is the torchcomms communicator ``comm``, named
+    ``group_name`` and registered in c10d's world (so name lookups find it)."""
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d as c10d
+
+    name = c10d.GroupName(group_name)
+    group = dist.ProcessGroup(store, comm.get_rank(), comm.get_size())
+    nccl = dist.ProcessGroup.BackendType.NCCL
+    group._register_backend(comm.get_device(), nccl, c10d._BackendWrapper(comm))
+    group._set_default_backend(nccl)
+    group._set_group_name(name)
+    c10d._register_pg_in_world(group, backend_name=backend, store=file_store, group_name=name,
+                               backend_config=backend, rank_mapping={r: r for r in range(world_size)})
+    return group

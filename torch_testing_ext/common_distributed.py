@@ -31,6 +31,7 @@ from .process_groups.debug_levels import with_dist_debug_levels
 from .process_groups.gloo_device import create_device
 from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
 from .process_groups.tcp_store import create_tcp_store, tp_transports
+from .process_groups.torchcomms_group import setup_torchcomms_pg
 from .ranks.skip_codes import TEST_SKIPS, TestSkip
 from .skips import distributed_skips
 from .skips.distributed_skips import *  # noqa: F403  # the face re-exports exactly distributed_skips.__all__
@@ -70,6 +71,7 @@ __all__ = [
     "SaveForwardInputsModel",
     "create_tcp_store",
     "tp_transports",
+    "setup_torchcomms_pg",
     "skip_but_pass_in_sandcastle",
     "skip_but_pass_in_sandcastle_if",
     "logger",

@@ -23,7 +23,7 @@ from .fsdp_bases.fsdp_continuous import FSDPTestContinuous
 from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
 from .fsdp_bases.fsdp_test_case import FSDPTest
 from .fsdp_bases.fsdp_thread_case import FSDPTestMultiThread
-from .fsdp_bases.init_modes import DEVICEInitMode, FSDPInitMode, get_devtype
+from .fsdp_bases.init_modes import DISTRIBUTED_BACKEND, DEVICEInitMode, FSDPInitMode, get_devtype
 from .fsdp_bases.sharded_parity import (
     check_sharded_parity,
     get_full_params,
@@ -52,6 +52,7 @@ __all__ = [
     "FSDPInitMode",
     "DEVICEInitMode",
     "get_devtype",
+    "DISTRIBUTED_BACKEND",
     "FSDPTestModel",
     "TransformerWithSharedParams",
     "NestedWrappedModule",

@@ -52,6 +52,7 @@ __all__ = [
     "cuda_capability_at_least",
     "rocm_arch_name",
     "cuda_peer_access_everywhere",
+    "gpu_shared_memory_per_block",
     "LazyFlag",
     "UNPROBED",
     "torch_cuda_version",
@@ -299,6 +300,17 @@ def cuda_peer_access_everywhere() -> bool:
     import torch
 
     return all(torch.cuda.can_device_access_peer(i, j) for i in range(count) for j in range(i + 1, count))
+
+
+def gpu_shared_memory_per_block() -> int | None:
+    """The most shared memory one block may opt into on CUDA device 0, in bytes (166912 on an
+    A100), or None without CUDA. Asks CUDA."""
+    if accelerator_type() != "cuda" or device_count() == 0:
+        return None
+    import torch
+
+    value = getattr(torch.cuda.get_device_properties(0), "shared_memory_per_block_optin", None)
+    return None if value is None else int(value)
 
 
 def _version_numbers(text: str | None) -> tuple[int, ...]:

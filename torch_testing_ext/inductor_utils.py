@@ -2,16 +2,20 @@
 
 Beyond the upstream names it offers ``requires_inductor_backend`` (defined in
 ``skips/inductor_skips.py``), the device-generic form of the upstream ``HAS_GPU`` guard.
+``skipCUDAIf`` is ``common_device_type``'s: it skips when its condition holds and the test's
+device type is CUDA, which is what upstream's Inductor form asks of ``self.device``.
 """
 
 from __future__ import annotations
 
 from . import devices
+from .device_type.device_skips import skipCUDAIf
 from .skips.inductor_skips import (
     CPU_INDUCTOR_SKIP_REASON,
     GPU_INDUCTOR_SKIP_REASON,
     inductor_backend_skip_reason,
     requires_inductor_backend,
+    requires_triton,
 )
 
 __all__ = [
@@ -22,6 +26,9 @@ __all__ = [
     "CPU_INDUCTOR_SKIP_REASON",
     "inductor_backend_skip_reason",
     "requires_inductor_backend",
+    "requires_triton",
+    "skipCUDAIf",
+    "IS_A100",
 ]
 
 # A GPU that Inductor can generate Triton kernels for.
@@ -30,3 +37,14 @@ HAS_GPU: bool = devices.has_gpu_inductor()
 HAS_CPU: bool = devices.has_cpu_inductor()
 # The device type of that GPU ("cuda", "xpu"), or None.
 GPU_TYPE: str | None = devices.accelerator_type() if HAS_GPU else None
+
+
+def _is_a100() -> bool:
+    """An A100 with triton: its blocks may opt into 166912 bytes of shared memory, as no other
+    CUDA device's do."""
+    return (devices.accelerator_type() == "cuda" and devices.has_triton()
+            and devices.gpu_shared_memory_per_block() == 166912)
+
+
+# Asked when a test reads it (asking the device initialises CUDA).
+IS_A100 = devices.LazyFlag(_is_a100)

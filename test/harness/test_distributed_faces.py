@@ -1,6 +1,8 @@
 """Self-tests of the faces at upstream's ``torch.testing._internal.distributed`` paths:
-``distributed.fake_pg.FakeStore`` and ``distributed.checkpoint_utils.with_temp_dir``."""
+``distributed.fake_pg.FakeStore`` and ``distributed.checkpoint_utils`` (``with_temp_dir``,
+``Rot13Example``, ``get_test_extension_registry``)."""
 
+import io
 import os
 import unittest
 
@@ -8,7 +10,7 @@ import torch
 import torch.distributed as dist
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.distributed.checkpoint_utils import with_temp_dir
+from torch_testing_ext.distributed.checkpoint_utils import Rot13Example, get_test_extension_registry, with_temp_dir
 from torch_testing_ext.distributed.fake_pg import FakeStore
 from torch_testing_ext.fresh_ranks import fork_server
 
@@ -98,6 +100,41 @@ class TestWithTempDir(TestCase):
         for [directory] in reported.values():
             self.assertTrue(directory.startswith(fork_server.run_directory()), directory)
             self.assertFalse(os.path.exists(directory), "the harness removes it with the test's directory")
+
+
+class TestRot13Example(TestCase):
+    """The round trip through a checkpoint writer and reader is the contract test of
+    ``_torch_private.checkpoint_extension_api``; here, the transform itself."""
+
+    def test_swaps_letter_case_both_ways(self):
+        stored = io.BytesIO()
+        writer = Rot13Example().transform_to(stored)
+        given = bytearray(b"Hello, World: 42 \xff")
+        self.assertEqual(writer.write(given), len(given))
+        writer.close()
+        self.assertEqual(given, bytearray(b"Hello, World: 42 \xff"), "the caller's buffer is left alone")
+        self.assertEqual(stored.getvalue(), b"hELLO, wORLD: 42 \xff")
+        reader = Rot13Example().transform_from(io.BytesIO(stored.getvalue()))
+        self.assertEqual(reader.read(), b"Hello, World: 42 \xff")
+
+    def test_reader_seeks_and_reads_in_parts(self):
+        reader = Rot13Example().transform_from(io.BytesIO(b"abcDEF"))
+        self.assertTrue(reader.seekable())
+        self.assertEqual(reader.read(2), b"AB")
+        self.assertEqual(reader.tell(), 2)
+        reader.seek(4)
+        self.assertEqual(reader.read(), b"ef")
+        self.assertEqual(reader.read(), b"")
+
+    def test_descriptor_and_registry(self):
+        extension = Rot13Example()
+        self.assertEqual((Rot13Example.registry_name(), extension.get_descriptor()), ("stream.rot13", "stream.rot13/1"))
+        self.assertIsInstance(Rot13Example.from_descriptor("1.2"), Rot13Example)
+        with self.assertRaisesRegex(ValueError, "Unknown extension"):
+            Rot13Example.from_descriptor("2")
+        [found] = get_test_extension_registry().from_descriptor_list(["stream.rot13/1"])
+        self.assertIsInstance(found, Rot13Example)
+        self.assertIsNot(get_test_extension_registry(), get_test_extension_registry())
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Self-tests of the long tail of names upstream test files import: ``common_fsdp``'s helpers
 and extra models, ``distributed.common_state_dict``, ``distributed.distributed_utils`` and
-``distributed.rpc_utils``. Each checks upstream's meaning on CPU ranks with gloo (or in one
+``distributed.rpc_utils``, ``dist_utils.dist_init``. Each checks upstream's meaning on CPU ranks with gloo (or in one
 process where no group is needed), and that a wrong result fails, naming what differs.
 """
 
@@ -22,6 +22,7 @@ from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
 from torch.distributed.fsdp.wrap import enable_wrap
 
 from torch_testing_ext import common_fsdp, devices
+from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_fsdp import (
     MLP,
     DEVICEInitMode,
@@ -44,6 +45,7 @@ from torch_testing_ext.common_fsdp import (
     subtest_name,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.dist_utils import dist_init
 from torch_testing_ext.distributed import common_state_dict, distributed_utils, rpc_utils
 from torch_testing_ext.distributed.common_state_dict import (
     FusionEmbedding,
@@ -463,7 +465,36 @@ class TestRpcFixtures(TestCase):
             RpcAgentTestFixture()
 
 
+class TestDistInitOnRanks(TensorPipeRpcAgentTestFixture, MultiProcessTestCase):
+    """``dist_init`` on two CPU ranks: RPC up as ``worker<rank>`` around the body, then shut down."""
+
+    world_size = 2
+
+    @dist_init
+    def test_rpc_between_the_ranks(self):
+        import torch.distributed.rpc as rpc
+
+        self.assertEqual(self.worker_id, self.rank)
+        self.assertEqual(rpc.get_worker_info().name, f"worker{self.rank}")
+        peer = f"worker{(self.rank + 1) % self.world_size}"
+        self.assertEqual(rpc.rpc_sync(peer, torch.add, args=(torch.ones(2), self.rank)),
+                         torch.full((2,), 1.0 + self.rank))
+
+    @dist_init(setup_rpc=False)
+    def test_without_rpc(self):
+        import torch.distributed.rpc as rpc
+
+        self.assertEqual(self.worker_id, self.rank)
+        with self.assertRaises(RuntimeError):
+            rpc.get_worker_info()
+
+
 class TestFaces(TestCase):
+    def test_distributed_backend_is_the_devices(self):
+        self.assertEqual(common_fsdp.DISTRIBUTED_BACKEND, devices.default_backend())
+        if devices.accelerator_type() is None:
+            self.assertEqual(common_fsdp.DISTRIBUTED_BACKEND, "gloo")
+
     def test_every_name_of_each_face_resolves(self):
         for face in (common_fsdp, common_state_dict, distributed_utils, rpc_utils):
             for name in face.__all__:

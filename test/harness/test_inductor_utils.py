@@ -1,8 +1,11 @@
-"""Self-tests of ``requires_inductor_backend``: GPU+triton, or the C++ backend on a CPU-only machine."""
+"""Self-tests of ``requires_inductor_backend`` (GPU+triton, or the C++ backend on a CPU-only
+machine), and of the other Inductor and triton names: ``requires_triton``, ``IS_A100``,
+``skipCUDAIf``, ``triton_utils.requires_gpu``."""
 
 import unittest
+from unittest import mock
 
-from torch_testing_ext import devices, inductor_utils
+from torch_testing_ext import common_device_type, devices, inductor_utils, triton_utils
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.inductor_utils import (
     CPU_INDUCTOR_SKIP_REASON,
@@ -47,6 +50,43 @@ class TestRequiresInductorBackend(TestCase):
         result = unittest.TestResult()
         inprocess_cases.Compiles("test_compiles").run(result)
         self.assertEqual((result.testsRun, result.skipped, result.errors, result.failures), (1, [], [], []))
+
+
+def _reason(decorator):
+    cls = type("Case", (unittest.TestCase,), {"test_x": decorator(lambda self: None)})
+    return pending_skip(cls("test_x"))
+
+
+class TestTritonAndGpuNames(TestCase):
+    def test_requires_triton(self):
+        for triton, expected in [(False, "requires triton"), (True, None)]:
+            with self.subTest(triton=triton), pretend_facts(triton=triton):
+                decorator = inductor_utils.requires_triton()
+            self.assertEqual(_reason(decorator), expected)
+
+    def test_requires_gpu_is_upstreams_has_gpu(self):
+        self.assertEqual(_reason(triton_utils.requires_gpu), None if inductor_utils.HAS_GPU else "requires gpu")
+
+    def test_is_a100(self):
+        # (accelerator, triton, shared memory a block may opt into, expected)
+        rows = [(None, False, None, False), ("cuda", True, 166912, True), ("cuda", False, 166912, False),
+                ("cuda", True, 232448, False), ("xpu", True, None, False)]
+        for accelerator, triton, shared, expected in rows:
+            with self.subTest(accelerator=accelerator, triton=triton, shared=shared), \
+                    pretend_facts(accelerator=accelerator, device_count=1 if accelerator else 0, triton=triton), \
+                    mock.patch.object(devices, "gpu_shared_memory_per_block", lambda s=shared: s):
+                self.assertIs(inductor_utils._is_a100(), expected)
+        if devices.accelerator_type() != "cuda":
+            self.assertIs(bool(inductor_utils.IS_A100), False)
+
+    def test_skip_cuda_if_skips_on_cuda_only(self):
+        self.assertIs(inductor_utils.skipCUDAIf, common_device_type.skipCUDAIf)
+        for device_type, expected in [("cuda", "not on cuda"), ("cpu", None)]:
+            cls = type("Case", (unittest.TestCase,), {
+                "device_type": device_type,
+                "test_x": inductor_utils.skipCUDAIf(True, "not on cuda")(lambda self: None)})
+            with self.subTest(device_type=device_type):
+                self.assertEqual(pending_skip(cls("test_x")), expected)
 
 
 if __name__ == "__main__":

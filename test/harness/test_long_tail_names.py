@@ -22,7 +22,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.autograd.gradcheck import GradcheckError
 
-from torch_testing_ext import common_cuda, common_distributed, common_utils, devices
+from torch_testing_ext import common_cuda, common_device_type, common_distributed, common_utils, devices
 from torch_testing_ext._torch_private import dynamo_config_value
 from torch_testing_ext.common_device_type import (
     instantiate_device_type_tests,
@@ -44,6 +44,8 @@ from torch_testing_ext.common_distributed import (
     requires_nccl_version,
     requires_ucc,
     simple_sparse_reduce_tests,
+    skip_if_rocm_arch_multiprocess,
+    skip_if_rocm_ver_lessthan_multiprocess,
     sm_is_or_higher_than,
     tp_transports,
     with_nccl_blocking_wait,
@@ -71,12 +73,13 @@ from torch_testing_ext.common_utils import (
     suppress_warnings,
     wrapSwapTensorsTest,
 )
+from torch_testing_ext.device_type import float8_types
 from torch_testing_ext.device_type.device_skips import OPS_UNAVAILABLE
 from torch_testing_ext.fresh_ranks import supervisor
 from torch_testing_ext.logging_utils import LoggingTestCase
 from torch_testing_ext.process_groups import tcp_store
 from torch_testing_ext.ranks.skip_checks import pending_skip
-from torch_testing_ext.skips import platform_skips
+from torch_testing_ext.skips import distributed_skips, platform_skips
 from torch_testing_ext.testcase import testing_aids
 
 from fixtures.fake_devices import pretend_accelerator, pretend_facts
@@ -419,6 +422,57 @@ class TestDistributedDecorators(TestCase):
             self.assertEqual(get_required_world_size(cls("test_x"), 7), n)
             self.assertEqual(get_required_world_size(cls("test_plain"), 7), 7)
 
+    def test_rocm_multiprocess_skips(self):
+        arch_reason = "skip_if_rocm_arch_multiprocess: test skipped on ('gfx942',)"
+        # (ROCm build, device 0's arch, torch.version.hip, decorator, expected reason)
+        rows = [(False, "gfx942", None, skip_if_rocm_arch_multiprocess(("gfx942",)), None),
+                (True, "gfx942:sramecc+:xnack-", "6.4.1", skip_if_rocm_arch_multiprocess(("gfx942",)), arch_reason),
+                (True, "gfx9420", "6.4.1", skip_if_rocm_arch_multiprocess(("gfx942",)), None),  # exact names
+                (False, None, None, skip_if_rocm_ver_lessthan_multiprocess((6, 4)), None),
+                (True, None, "6.2.41133-dd7f95766", skip_if_rocm_ver_lessthan_multiprocess((6, 4)),
+                 "skip_if_rocm_ver_lessthan_multiprocess: ROCm (6, 2, 41133) is available but (6, 4) required"),
+                (True, None, "6.4.43482", skip_if_rocm_ver_lessthan_multiprocess((6, 4)), None),
+                (True, None, "7.0.0", skip_if_rocm_ver_lessthan_multiprocess(),
+                 "skip_if_rocm_ver_lessthan_multiprocess: ROCm (7, 0, 0) is available but None required")]
+        for rocm, arch, hip, decorator, expected in rows:
+            with self.subTest(rocm=rocm, arch=arch, hip=hip), \
+                    mock.patch.object(distributed_skips, "TEST_WITH_ROCM", rocm), \
+                    mock.patch.object(torch.version, "hip", hip), \
+                    mock.patch.object(devices, "rocm_arch_name", lambda a=arch: a):
+                self.assertEqual(skip_reason(decorator(_body)), expected)
+
+    def test_rocm_multiprocess_skips_start_no_rank(self):
+        with mock.patch.object(distributed_skips, "TEST_WITH_ROCM", True), \
+                mock.patch.object(torch.version, "hip", "6.0.0"):
+            class Cases(MultiProcessTestCase):
+                world_size = 2
+
+                @skip_if_rocm_ver_lessthan_multiprocess((6, 4))
+                def test_x(self):
+                    raise AssertionError("must not run")
+
+            with mock.patch.object(supervisor, "run_ranks", side_effect=AssertionError("a rank started")):
+                result = run_case(Cases, "test_x")
+        self.assertEqual(len(result.skipped), 1)
+
+    def test_platform_flags(self):
+        self.assertIs(common_distributed.HAS_ACCELERATOR, devices.accelerator_type() in ("cuda", "hpu", "xpu"))
+        # (accelerator, ROCm build, device 0's arch, symmetric memory supported)
+        rows = [(None, False, None, False), ("xpu", False, None, False), ("cuda", False, None, True),
+                ("cuda", True, "gfx942:sramecc+", True), ("cuda", True, "gfx90a", False)]
+        for accelerator, rocm, arch, expected in rows:
+            with self.subTest(accelerator=accelerator, rocm=rocm, arch=arch), \
+                    pretend_accelerator(accelerator, 2), \
+                    mock.patch.object(distributed_skips, "TEST_WITH_ROCM", rocm), \
+                    mock.patch.object(devices, "rocm_arch_name", lambda a=arch: a):
+                self.assertIs(bool(devices.LazyFlag(distributed_skips._symmetric_memory_supported)), expected)
+        self.assertIs(bool(common_distributed.PLATFORM_SUPPORTS_SYMM_MEM), devices.accelerator_type() == "cuda")
+
+    def test_setup_torchcomms_pg_skips_without_torchcomms(self):
+        with mock.patch.dict(sys.modules, {"torchcomms": None}), \
+                self.assertRaisesRegex(unittest.SkipTest, "needs torchcomms, which is not installed"):
+            common_distributed.setup_torchcomms_pg("nccl", 0, 2, torch.device("cpu"), "/nonexistent", "g")
+
     def test_with_nccl_blocking_wait(self):
         names = ("TORCH_NCCL_BLOCKING_WAIT", "TORCH_NCCL_ASYNC_ERROR_HANDLING")
         # (environment before, whether the test raises)
@@ -555,7 +609,8 @@ class TestCudaFlags(TestCase):
         facts = dataclasses.replace(devices.facts(), accelerator="cuda", device_count=2,
                                     cuda_capability=devices.UNPROBED)
         code = ("import json, torch\n"
-                "from torch_testing_ext import common_cuda, common_distributed, common_utils\n"
+                "from torch_testing_ext import common_cuda, common_device_type, common_distributed, common_utils\n"
+                "from torch_testing_ext import inductor_utils, triton_utils\n"
                 "imported = [common_cuda.TEST_CUDA, torch.cuda.is_initialized()]\n"
                 "try:\n    bool(common_cuda.SM80OrLater)\n    asked = 'answered'\n"
                 "except Exception as error:\n    asked = type(error).__name__\n"
@@ -565,6 +620,24 @@ class TestCudaFlags(TestCase):
         self.assertEqual(found[:2], [True, False])
         if devices.accelerator_type() != "cuda":
             self.assertNotEqual(found[2], "answered", "reading the flag asks CUDA")
+
+    def test_fp8_support(self):
+        # (CUDA, ROCm build, capability, device 0's arch, ROCm version, expected)
+        rows = [(False, False, None, None, (0, 0), True),  # the CPU (and XPU) have float8 kernels
+                (True, False, (8, 6), None, (0, 0), False), (True, False, (8, 9), None, (0, 0), True),
+                (True, False, (9, 0), None, (0, 0), True), (True, False, (10, 0), None, (0, 0), True),
+                (True, True, None, "gfx942:sramecc+", (6, 2), True), (True, True, None, "gfx1201", (6, 2), False),
+                (True, True, None, "gfx1201", (6, 3), True), (True, True, None, "gfx950", (6, 4), False),
+                (True, True, None, "gfx950", (6, 5), True)]
+        for cuda, rocm, capability, arch, version, expected in rows:
+            with self.subTest(cuda=cuda, rocm=rocm, capability=capability, arch=arch, version=version), \
+                    mock.patch.object(common_cuda, "TEST_CUDA", cuda), mock.patch.object(common_cuda, "_ROCM", rocm), \
+                    mock.patch.object(devices, "cuda_capability", lambda c=capability: c), \
+                    mock.patch.object(devices, "rocm_arch_name", lambda a=arch: a), \
+                    mock.patch.object(devices, "torch_rocm_version", lambda v=version: v):
+                self.assertIs(common_cuda._fp8_supported(), expected)
+        if devices.accelerator_type() != "cuda":
+            self.assertIs(bool(common_cuda.PLATFORM_SUPPORTS_FP8), True)
 
     def test_this_machine(self):
         capability = devices.cuda_capability()
@@ -583,6 +656,30 @@ class TestCudaFlags(TestCase):
 
 
 # -- common_device_type ------------------------------------------------------------------------
+
+class TestFloat8Types(TestCase):
+    def test_e4m3_type_by_device(self):
+        # (torch.version.hip, device 0's arch, dtype, largest value)
+        rows = [(None, None, torch.float8_e4m3fn, 448.0), ("6.4.1", "gfx942:sramecc+", torch.float8_e4m3fnuz, 240.0),
+                ("6.4.1", "gfx950", torch.float8_e4m3fn, 448.0), ("6.4.1", None, torch.float8_e4m3fn, 448.0)]
+        for hip, arch, dtype, largest in rows:
+            float8_types.e4m3_type.cache_clear()
+            try:
+                with self.subTest(hip=hip, arch=arch), mock.patch.object(torch.version, "hip", hip), \
+                        mock.patch.object(devices, "rocm_arch_name", lambda a=arch: a):
+                    self.assertIs(common_device_type.e4m3_type, dtype)
+                    self.assertEqual(common_device_type.E4M3_MAX_POS, largest)
+            finally:
+                float8_types.e4m3_type.cache_clear()
+
+    def test_face_names(self):
+        from torch_testing_ext.common_device_type import E4M3_MAX_POS, e4m3_type
+
+        self.assertEqual(torch.tensor([1000.0]).clamp(-E4M3_MAX_POS, E4M3_MAX_POS).to(e4m3_type).float(),
+                         [E4M3_MAX_POS])
+        with self.assertRaisesRegex(AttributeError, "no attribute 'e5m2_type'"):
+            _ = common_device_type.e5m2_type
+
 
 class TestDeviceTypeSkips(TestCase):
     def test_skips_for_one_device_type(self):

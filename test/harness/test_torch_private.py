@@ -728,6 +728,49 @@ class TestPrivateAccessContracts(TestCase):
                 kernel(1000)
                 torch.cuda.synchronize()
 
+    def test_checkpoint_extension_api(self):
+        import torch.distributed.checkpoint as dcp
+
+        from torch_testing_ext.distributed.checkpoint_utils import Rot13Example, get_test_extension_registry
+
+        with contract("checkpoint_extension_api"), tempfile.TemporaryDirectory() as directory:
+            api = private.checkpoint_extension_api()
+            self.assertTrue(issubclass(Rot13Example, api.StreamTransformExtension))
+            self.assertIsInstance(get_test_extension_registry(), api.ExtensionRegistry)
+            # As upstream's tests use it: the writer transforms every file, the reader undoes it.
+            dcp.save({"w": torch.arange(6.0)}, no_dist=True,
+                     storage_writer=dcp.FileSystemWriter(directory, _extensions=[Rot13Example()]))
+            loaded = {"w": torch.zeros(6)}
+            dcp.load(loaded, no_dist=True, storage_reader=dcp.FileSystemReader(
+                directory, _extension_registry=get_test_extension_registry()))
+            self.assertEqual(loaded["w"], torch.arange(6.0))
+
+    def test_report_rref_leaks(self):
+        from torch.distributed.rpc import api
+
+        before = api._ignore_rref_leak
+        try:
+            with contract("report_rref_leaks"):
+                self.assertIsInstance(before, bool)
+                private.report_rref_leaks()
+                self.assertIs(api._ignore_rref_leak, False)
+        finally:
+            api._ignore_rref_leak = before
+
+    def test_torchcomms_process_group(self):
+        from torch.distributed import distributed_c10d as c10d
+
+        with contract("torchcomms_process_group"):
+            self.assertTrue(callable(c10d._register_pg_in_world))
+            self.assertTrue(callable(c10d.GroupName))
+            for method in ("_register_backend", "_set_default_backend", "_set_group_name"):
+                self.assertTrue(callable(getattr(dist.ProcessGroup, method)), method)
+            try:
+                import torchcomms  # noqa: F401
+            except ImportError:
+                return  # torch binds _BackendWrapper only when torchcomms is installed
+            self.assertTrue(callable(c10d._BackendWrapper))
+
 
 def _private_uses(source):
     """``line: what`` for each private torch/CPython name that ``source`` uses."""

@@ -6,5 +6,6 @@ machine's accelerator, a PrivateUse1 backend), as ``common_device_type`` does up
   ``deviceCountAtLeast``;
 - ``device_instantiation``: ``instantiate_device_type_tests``;
 - ``device_skips``: ``skipIf``/``skipXPUIf``/``skipMeta`` & co, skips for one device type;
-  ``ops``, which imports and skips (no OpInfo database here).
+  ``ops``, which imports and skips (no OpInfo database here);
+- ``float8_types``: ``e4m3_type`` and its largest value, as this machine's devices compute them.
 """

@@ -3,7 +3,8 @@ import of ``torch.testing._internal.distributed.X`` becomes ``torch_testing_ext.
 Each is thin; the definitions live in our rooms.
 
 - ``fake_pg``: ``FakeStore`` (from ``process_groups``);
-- ``checkpoint_utils``: ``with_temp_dir`` (from ``distributed_bases``);
+- ``checkpoint_utils``: ``with_temp_dir``, ``Rot13Example``, ``get_test_extension_registry``
+  (from ``distributed_bases``);
 - ``_tensor.common_dtensor``: the DTensor test bases, ``with_comms`` and the test models (from
   ``dtensor_bases``);
 - ``common_state_dict``: ``VerifyStateDictMixin`` and the fusion-embedding models (from

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..distributed_bases.checkpoint_extensions import Rot13Example, get_test_extension_registry
 from ..distributed_bases.shared_temp_dir import with_temp_dir
 
-__all__ = ["with_temp_dir"]
+__all__ = ["with_temp_dir", "Rot13Example", "get_test_extension_registry"]

@@ -4,13 +4,16 @@
 - ``subtests``: ``run_subtests``, one body over every combination of some arguments, and
   ``SubtestsMixin``, the same as a method;
 - ``shared_temp_dir``: ``with_temp_dir``, a directory all ranks of a test share;
+- ``checkpoint_extensions``: ``Rot13Example`` and ``get_test_extension_registry``, a checkpoint
+  stream transform for tests;
 - ``ddp_checks``: ``verify_ddp_error_logged``;
 - ``rank_devices``: ``requires_ddp_rank`` and ``init_multigpu_helper``;
 - ``state_dict_checks``: ``VerifyStateDictMixin``, a distributed state dict against a plain one;
 - ``mock_process_group``: ``with_fake_comms``, ``with_dist``, ``MockProcessGroup``: a fake world
   in one process;
 - ``rpc_suites``: ``generate_tests`` and the RPC suite lists, as placeholders that skip;
-- ``rpc_fixtures``: the RPC agents' test fixtures (TensorPipe, faulty TensorPipe);
+- ``rpc_fixtures``: the RPC agents' test fixtures (TensorPipe, faulty TensorPipe), and
+  ``dist_init``, RPC around a test body;
 - ``sparse_reduce_cases``: ``simple_sparse_reduce_tests``, sparse sum-reduce inputs and results;
 - ``upstream_timeouts``: ``get_timeout``, upstream's per-test timeouts;
 - ``nccl_env``: ``with_nccl_blocking_wait``.

@@ -7,20 +7,26 @@ size, init method, backend and its options, the errors to expect). Mixed into a 
 - ``TensorPipeRpcAgentTestFixture``: the TensorPipe agent with its default transports;
 - ``FaultyRpcAgentTestFixture``: the faulty TensorPipe agent (fault injection). torch registers
   that backend only from a private test module, which this package does not import: where it
-  is not registered, asking for the backend skips the test, naming why.
+  is not registered, asking for the backend skips the test, naming why;
+- ``dist_init``: the decorator of an RPC test method: RPC started on the fixture's agent as
+  ``worker<rank>`` before the body, shut down after it.
 """
 
 from __future__ import annotations
 
 import abc
+import functools
 import os
 import unittest
+from collections.abc import Callable
 from typing import Any
 
+from .._torch_private import report_rref_leaks
 from ..ranks import settings
+from ..skips.platform_skips import TEST_WITH_TSAN
 
 __all__ = ["RpcAgentTestFixture", "TensorPipeRpcAgentTestFixture", "FaultyRpcAgentTestFixture",
-           "retryable_message_types", "default_messages_to_delay", "FAULTY_BACKEND_SKIP_REASON"]
+           "retryable_message_types", "default_messages_to_delay", "FAULTY_BACKEND_SKIP_REASON", "dist_init"]
 
 __unittest = True
 
@@ -139,3 +145,44 @@ class FaultyRpcAgentTestFixture(RpcAgentTestFixture):
 
     def get_timeout_error_regex(self) -> str:
         return "RPC ran for more than"
+
+
+def dist_init(
+    old_test_method: Callable[..., Any] | None = None,
+    setup_rpc: bool = True,
+    clean_shutdown: bool = True,
+    faulty_messages: list[str] | None = None,
+    messages_to_delay: dict[str, float] | None = None,
+) -> Any:
+    """Run an RPC test method (of a fixture mixed into a ``MultiProcessTestCase``) with RPC up.
+
+    In each rank: leaked RRefs made an error, ``self.worker_id`` set to the rank, the fault
+    injection set up (``faulty_messages``, ``messages_to_delay``: the faulty agent's), and unless
+    ``setup_rpc=False`` RPC started as ``worker<rank>`` on the fixture's ``rpc_backend`` and
+    ``rpc_backend_options`` (timeouts five times longer under TSAN). After the body returns RPC
+    is shut down, gracefully unless ``clean_shutdown=False``; a body that raises leaves RPC to
+    the rank's end. Written ``@dist_init`` or ``@dist_init(clean_shutdown=False)``.
+    """
+    if old_test_method is None:
+        return functools.partial(dist_init, setup_rpc=setup_rpc, clean_shutdown=clean_shutdown,
+                                 faulty_messages=faulty_messages, messages_to_delay=messages_to_delay)
+
+    @functools.wraps(old_test_method)
+    def new_test_method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        import torch.distributed.rpc as rpc
+
+        report_rref_leaks()
+        self.worker_id = self.rank
+        self.setup_fault_injection(faulty_messages, messages_to_delay)
+        options = self.rpc_backend_options
+        if setup_rpc:
+            if TEST_WITH_TSAN:
+                options.rpc_timeout = rpc.constants.DEFAULT_RPC_TIMEOUT_SEC * 5
+            rpc.init_rpc(name=f"worker{self.rank:d}", backend=self.rpc_backend, rank=self.rank,
+                         world_size=self.world_size, rpc_backend_options=options)
+        result = old_test_method(self, *args, **kwargs)
+        if setup_rpc:
+            rpc.shutdown(graceful=clean_shutdown)
+        return result
+
+    return new_test_method

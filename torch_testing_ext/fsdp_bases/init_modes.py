@@ -1,4 +1,5 @@
-"""How a test model is built: wrapped with FSDP or not, moved to the device before or after."""
+"""How a test model is built: wrapped with FSDP or not, moved to the device before or after;
+the device type and process-group backend FSDP tests run on."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import torch
 
 from .. import devices
 
-__all__ = ["FSDPInitMode", "DEVICEInitMode", "get_devtype"]
+__all__ = ["FSDPInitMode", "DEVICEInitMode", "get_devtype", "DISTRIBUTED_BACKEND"]
 
 __unittest = True
 
@@ -31,3 +32,8 @@ class DEVICEInitMode(enum.Enum):
 def get_devtype() -> torch.device:
     """The device type the tests run on: ``cuda``/``xpu``/... where present, else ``cpu``."""
     return torch.device(devices.device_type())
+
+
+# The backend of the device type FSDP tests run on: nccl on CUDA, xccl on XPU, hccl on HPU,
+# gloo on the CPU.
+DISTRIBUTED_BACKEND: str = devices.default_backend()

@@ -8,5 +8,7 @@ them down safely.
 - ``fake_store``: ``FakeStore`` for the ``fake`` backend (registered on import);
 - ``gloo_device``: ``create_device``, the network device of a gloo group;
 - ``debug_levels``: ``with_dist_debug_levels``, a test once per ``TORCH_DISTRIBUTED_DEBUG``;
-- ``tcp_store``: ``create_tcp_store`` on a free port, and ``tp_transports`` (tensorpipe).
+- ``tcp_store``: ``create_tcp_store`` on a free port, and ``tp_transports`` (tensorpipe);
+- ``torchcomms_group``: ``setup_torchcomms_pg``, a group over a torchcomms communicator (skips
+  without torchcomms).
 """

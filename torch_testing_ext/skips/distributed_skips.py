@@ -1,4 +1,5 @@
-"""Skip decorators for distributed tests, all decided in the test process (no rank started).
+"""Skip decorators for distributed tests, all decided in the test process (no rank started),
+and the platform flags they are written with (``HAS_ACCELERATOR``, ``PLATFORM_SUPPORTS_SYMM_MEM``).
 
 Where upstream reads the ``WORLD_SIZE`` and ``BACKEND`` environment variables inside a rank,
 these read the test's ``world_size`` and the ``BACKEND`` variable (default: the machine's
@@ -33,6 +34,10 @@ __all__ = [
     "skip_if_small_worldsize",
     "skip_if_odd_worldsize",
     "skip_if_rocm_multiprocess",
+    "skip_if_rocm_arch_multiprocess",
+    "skip_if_rocm_ver_lessthan_multiprocess",
+    "HAS_ACCELERATOR",
+    "PLATFORM_SUPPORTS_SYMM_MEM",
     "skip_if_win32",
     "requires_ucc",
     "requires_nccl_version",
@@ -164,6 +169,51 @@ def skip_if_odd_worldsize(fn: _F) -> _F:
 def skip_if_rocm_multiprocess(fn: _F) -> _F:
     """Skip a multi-process test on ROCm builds of PyTorch."""
     return skip_if(TEST_WITH_ROCM, "Test skipped for ROCm")(fn)
+
+
+def _rocm_arch_in(arch: tuple[str, ...]) -> bool:
+    """Whether this ROCm build's device 0 is exactly one of ``arch`` (its name before ``:``)."""
+    if not TEST_WITH_ROCM:
+        return False
+    name = devices.rocm_arch_name()
+    return name is not None and name.split(":")[0] in arch
+
+
+def skip_if_rocm_arch_multiprocess(arch: tuple[str, ...]) -> Callable[[_F], _F]:
+    """Skip a multi-process test on ROCm builds whose device 0 is one of the architectures
+    ``arch`` (``("gfx942",)``); asked when the test runs, before any rank starts."""
+    return skip_if(lambda: _rocm_arch_in(arch), f"skip_if_rocm_arch_multiprocess: test skipped on {arch}")
+
+
+def skip_if_rocm_ver_lessthan_multiprocess(version: tuple[int, ...] | None = None) -> Callable[[_F], _F]:
+    """Skip a multi-process test on ROCm builds older than ``version`` (``(6, 4)``; None skips
+    on every ROCm build); other builds run it."""
+
+    def too_old(_test: Any) -> str | None:
+        found = devices.torch_rocm_version()
+        if not TEST_WITH_ROCM or (version is not None and found >= tuple(version)):
+            return None
+        return f"skip_if_rocm_ver_lessthan_multiprocess: ROCm {found} is available but {version} required"
+
+    return skip_when(too_old)
+
+
+# A CUDA, HPU or XPU device is present (the accelerators with a distributed backend).
+HAS_ACCELERATOR: bool = devices.accelerator_type() in ("cuda", "hpu", "xpu")
+
+
+def _symmetric_memory_supported() -> bool:
+    """CUDA devices support symmetric memory; on ROCm, MI300 and MI350 (gfx942, gfx950) do."""
+    if devices.accelerator_type() != "cuda":
+        return False
+    if not TEST_WITH_ROCM:
+        return True
+    name = devices.rocm_arch_name() or ""
+    return any(arch in name for arch in ("gfx942", "gfx950"))
+
+
+# Asked when a test reads it (asking ROCm's architecture initialises the device).
+PLATFORM_SUPPORTS_SYMM_MEM = devices.LazyFlag(_symmetric_memory_supported)
 
 
 def skip_if_win32() -> Callable[[_F], _F]:

@@ -1,4 +1,5 @@
-"""``requires_inductor_backend``: the device-generic form of upstream's Inductor GPU guard.
+"""``requires_inductor_backend``: the device-generic form of upstream's Inductor GPU guard; and
+upstream's ``requires_triton()``.
 
 Upstream guards Inductor tests with ``skipIf(not HAS_GPU, "Inductor+gpu needs triton and
 recent GPU arch")``. This guard means exactly that on a machine with an accelerator, while on
@@ -18,13 +19,14 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import devices
-from ..ranks.skip_checks import skip_when
+from ..ranks.skip_checks import skip_if, skip_when
 
 __all__ = [
     "GPU_INDUCTOR_SKIP_REASON",
     "CPU_INDUCTOR_SKIP_REASON",
     "inductor_backend_skip_reason",
     "requires_inductor_backend",
+    "requires_triton",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -52,3 +54,9 @@ def requires_inductor_backend(fn: _F) -> _F:
     Decided in the test process, so a multi-process test that skips starts no rank.
     """
     return skip_when(lambda _test: inductor_backend_skip_reason())(fn)
+
+
+def requires_triton() -> Callable[[_F], _F]:
+    """Skip unless triton imports and has a backend for this machine's device (written
+    ``@requires_triton()``, as upstream)."""
+    return skip_if(not devices.has_triton(), "requires triton")
