@@ -62,6 +62,10 @@ SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it 
 _RUN_DIR_ENV = "TORCH_TESTING_EXT_RUN_DIR"
 _SOCKET_DIR_ENV = "TORCH_TESTING_EXT_SOCKET_DIR"
 _OWNER_PID_ENV = "TORCH_TESTING_EXT_OWNER_PID"
+# The test process's sys.path: CPython 3.11's fork server is handed it but does not use it
+# before its preloads, so a test module found through a path pytest inserted (or any
+# sys.path change) would not be preloaded, and every rank would import it again.
+_SYS_PATH_ENV = "TORCH_TESTING_EXT_SYS_PATH"
 # multiprocessing names its sockets "<dir>/listener-XXXXXXXX"; an AF_UNIX path holds at most
 # 107 bytes on Linux and 103 on macOS and the BSDs (plus the closing NUL).
 _SOCKET_NAME_BYTES = len("/listener-XXXXXXXX")
@@ -77,7 +81,7 @@ WARM_INDUCTOR_ENV = "TORCH_TESTING_EXT_WARM_INDUCTOR"
 WARM_PYTEST_ENV = "TORCH_TESTING_EXT_WARM_PYTEST"
 
 # What _start_server sets in the server's environment (with the device facts).
-_SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV)
+_SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV, _SYS_PATH_ENV)
 
 _lock = threading.RLock()
 _run_dir: str | None = None
@@ -156,6 +160,7 @@ def _start_server(preload: _Preload) -> None:
         os.environ[_RUN_DIR_ENV] = run_dir
         os.environ[_SOCKET_DIR_ENV] = _socket_directory(run_dir)
         os.environ[_OWNER_PID_ENV] = str(os.getpid())
+        os.environ[_SYS_PATH_ENV] = json.dumps(sys.path)
         os.environ[MAIN_SCRIPT_ENV] = preload.main_script or ""
         os.environ[WARM_INDUCTOR_ENV] = "1" if preload.warm_inductor else ""
         os.environ[WARM_PYTEST_ENV] = "" if preload.pytest_args is None else json.dumps(preload.pytest_args)
@@ -236,6 +241,7 @@ def serving() -> bool:
 
 
 def _arm_server() -> None:
+    sys.path[:] = json.loads(os.environ.get(_SYS_PATH_ENV) or "null") or sys.path  # before the next preloads
     become_subreaper()
     # Orphans the server adopts are reaped by its SIGCHLD loop, which warns about each.
     warnings.filterwarnings("ignore", message="forkserver: waitpid returned unexpected pid")
