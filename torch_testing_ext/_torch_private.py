@@ -67,6 +67,7 @@ __all__ = [
     "set_c10d_world",
     "set_thread_isolated_group_registry",
     "thread_frames",
+    "caller_frame",
     "raise_in_thread",
     "answer_source_rank",
     "sharded_tensor_api",
@@ -80,6 +81,9 @@ __all__ = [
     "checkpoint_extension_api",
     "report_rref_leaks",
     "torchcomms_process_group",
+    "functional_collective_ops",
+    "set_functional_collective_op",
+    "group_ranks_by_name",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -543,6 +547,14 @@ def thread_frames() -> dict[int, Any]:
     return sys._current_frames()
 
 
+@_private("sys._getframe()")
+def caller_frame(depth: int) -> Any:
+    """The frame ``depth`` calls above the caller of this function (0: the caller's own)."""
+    import sys
+
+    return sys._getframe(depth + 1)
+
+
 @_private("ctypes.pythonapi.PyThreadState_SetAsyncExc")
 def raise_in_thread(ident: int, exception: type[BaseException]) -> bool:
     """Make the thread ``ident`` raise ``exception`` at its next Python instruction (a thread
@@ -686,3 +698,43 @@ def torchcomms_process_group(comm: Any, store: Any, file_store: Any, group_name:
     c10d._register_pg_in_world(group, backend_name=backend, store=file_store, group_name=name,
                                backend_config=backend, rank_mapping={r: r for r in range(world_size)})
     return group
+
+
+_FUNCTIONAL_COLLECTIVES = ("all_reduce", "all_reduce_", "all_reduce_coalesced", "all_reduce_coalesced_",
+                           "all_gather_into_tensor", "all_gather_into_tensor_out", "all_gather_into_tensor_coalesced",
+                           "reduce_scatter_tensor", "reduce_scatter_tensor_out", "reduce_scatter_tensor_coalesced",
+                           "all_to_all_single", "broadcast", "broadcast_", "isend", "irecv", "batch_p2p_ops")
+
+
+@_private("torch.ops._c10d_functional (the ops functional collectives and DTensor call)")
+def functional_collective_ops() -> dict[str, Any]:
+    """The collective ops of ``torch.ops._c10d_functional`` this torch has, by name."""
+    import torch
+
+    namespace = torch.ops._c10d_functional
+    ops = {}
+    for name in _FUNCTIONAL_COLLECTIVES:
+        try:
+            ops[name] = getattr(namespace, name)
+        except AttributeError:  # not in this release
+            continue
+    return ops
+
+
+@_private("torch.ops._c10d_functional.<op> (replaced by a wrapper that calls it)")
+def set_functional_collective_op(name: str, op: Any) -> None:
+    """Make ``torch.ops._c10d_functional.<name>`` resolve to ``op`` (its callers look it up by
+    name at each call)."""
+    import torch
+
+    setattr(torch.ops._c10d_functional, name, op)
+
+
+@_private("torch.distributed.distributed_c10d._resolve_process_group")
+def group_ranks_by_name(name: str) -> tuple[int, ...]:
+    """The global ranks of the process group registered as ``name`` (functional collectives
+    name their group)."""
+    import torch.distributed as dist
+    from torch.distributed.distributed_c10d import _resolve_process_group
+
+    return tuple(dist.get_process_group_ranks(_resolve_process_group(name)))  # type: ignore[arg-type]  # GroupName is a str

@@ -82,6 +82,7 @@ BAD = {
     "TORCH_TESTING_EXT_TIMEOUT": ("abc", "expected a positive number of seconds"),
     "TORCH_TESTING_EXT_LEFTOVER_PROCESSES": ("always", "expected one of warn, fail"),
     "TORCH_TESTING_EXT_HF_BERT": ("huge", "expected one of upstream, cpu"),
+    "TORCH_TESTING_EXT_COLLECTIVES": ("all", "expected one of record, off"),
     "PYTORCH_TEST_WITH_SLOW": ("2", "expected one of 1, 0, true, false, yes, no, on, off"),
     "PYTORCH_TEST_WITH_DEV_DBG_ASAN": ("maybe", "expected one of 1, 0, true, false, yes, no, on, off"),
     "RANK": ("-1", "expected a non-negative integer"),

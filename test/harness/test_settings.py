@@ -38,6 +38,7 @@ class TestEnvironmentSettings(TestCase):
         ("TORCH_TESTING_EXT_HF_BERT", "huge", "expected one of upstream, cpu"),
         ("PYTORCH_TEST_WITH_SLOW", "maybe", FLAG),
         ("PYTORCH_TEST_WITH_DEV_DBG_ASAN", "2", FLAG),
+        ("TORCH_TESTING_EXT_COLLECTIVES", "all", "expected one of record, off"),
     ]
     GOOD = [
         ("TORCH_TESTING_EXT_TIMEOUT", "2.5", 2.5),
@@ -48,6 +49,8 @@ class TestEnvironmentSettings(TestCase):
         ("PYTORCH_TEST_WITH_SLOW", "off", False),
         ("PYTORCH_TEST_WITH_SLOW", "YES", True),
         ("PYTORCH_TEST_WITH_DEV_DBG_ASAN", "1", True),
+        ("TORCH_TESTING_EXT_COLLECTIVES", "off", "off"),
+        ("TORCH_TESTING_EXT_COLLECTIVES", "", "record"),
     ]
 
     def test_every_variable_of_the_settings_table_is_covered(self):

@@ -771,6 +771,43 @@ class TestPrivateAccessContracts(TestCase):
                 return  # torch binds _BackendWrapper only when torchcomms is installed
             self.assertTrue(callable(c10d._BackendWrapper))
 
+    # -- the collective ledger (collectives.recording) --
+
+    def test_caller_frame(self):
+        with contract("caller_frame"):
+            def inner():
+                return private.caller_frame(0), private.caller_frame(1)
+
+            own, above = inner()
+            self.assertEqual((own.f_code.co_name, above.f_code.co_name), ("inner", "test_caller_frame"))
+
+
+    def test_functional_collective_ops(self):
+        with contract("functional_collective_ops"):
+            ops = private.functional_collective_ops()
+            for name in ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single"):
+                self.assertIn(name, ops)
+                self.assertEqual(str(ops[name].default), f"_c10d_functional.{name}.default")
+
+    def test_set_functional_collective_op(self):
+        with contract("set_functional_collective_op"):
+            original = torch.ops._c10d_functional.broadcast
+            calls = []
+            private.set_functional_collective_op("broadcast", lambda *args: calls.append(args) or "wrapped")
+            try:
+                self.assertEqual(torch.ops._c10d_functional.broadcast(1, 2), "wrapped")  # looked up by name
+            finally:
+                private.set_functional_collective_op("broadcast", original)
+            self.assertEqual(calls, [(1, 2)])
+            self.assertIs(torch.ops._c10d_functional.broadcast, original)
+
+    def test_group_ranks_by_name(self):
+        with contract("group_ranks_by_name"):
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                self.assertEqual(private.group_ranks_by_name(dist.group.WORLD.group_name), (0,))
+            finally:
+                dist.destroy_process_group()
 
 def _private_uses(source):
     """``line: what`` for each private torch/CPython name that ``source`` uses."""

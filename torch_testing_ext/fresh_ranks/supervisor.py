@@ -26,6 +26,7 @@ from multiprocessing.context import ForkServerContext
 from multiprocessing.process import BaseProcess
 from typing import Any, Protocol
 
+from ..collectives.rank_ledger import attach_ledger_files
 from ..ranks import interrupts
 from ..ranks.outcomes import RankOutcome
 from ..ranks.rank_facts import RankFacts
@@ -121,6 +122,7 @@ class RankWatch:
         self.connections: dict[int, Connection] = {}
         self.outcomes: dict[int, RankOutcome] = {}
         self.logs = {facts.rank: facts.log_path for facts in world}
+        self.test_dir = world[0].test_dir if world else ""
         self._dumps_at: dict[int, int] = {}  # where a rank's stack dump starts in its log
         lifeline, self._lifeline = context.Pipe(duplex=False)
         RankWatch._live.add(self)
@@ -264,9 +266,10 @@ class _Ranks(RankWatch):
 
     def finish(self) -> RanksEnded:
         """Make sure every rank and whatever the ranks started is gone; attach output tails
-        to the problem outcomes."""
+        to the problem outcomes, and the ledgers of ranks that never reported."""
         leftovers = self.end()
         self.attach_tails()
+        attach_ledger_files(self.outcomes.values(), self.test_dir)
         return RanksEnded(self.sorted_outcomes(), leftovers)
 
 

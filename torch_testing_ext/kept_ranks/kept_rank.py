@@ -63,9 +63,8 @@ def checked_for_leaks(outcome: RankOutcome, before: RankState) -> RankOutcome:
         return outcome
     note = "the test left state behind for the class's next test: it " + "; it ".join(leaks)
     if outcome.status in (Status.PASSED, Status.SKIPPED):
-        return RankOutcome(outcome.rank, Status.FAILED, note)
-    outcome.detail = f"{outcome.detail}\n{note}"
-    return outcome
+        return dataclasses.replace(outcome, status=Status.FAILED, detail=note)
+    return dataclasses.replace(outcome, detail=f"{outcome.detail}\n{note}")
 
 
 def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifeline: Connection) -> None:

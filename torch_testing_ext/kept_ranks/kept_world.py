@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.context import ForkServerContext
 
 from .._torch_private import test_method_name
+from ..collectives.rank_ledger import attach_ledger_files, remove_ledger_files
 from ..fresh_ranks import fork_server
 from ..fresh_ranks.fresh_world import verdict_with_leftovers, world_facts
 from ..fresh_ranks.leftovers import Leftover, describe_leftovers
@@ -60,10 +61,12 @@ class PersistentWorld:
     def run(self, task: object, timeout: float) -> list[RankOutcome]:
         """Run ``task`` on every rank; every rank's outcome, sorted by rank."""
         log_sizes = {facts.rank: _log_size(facts.log_path) for facts in self.facts}
+        remove_ledger_files(self._ranks.test_dir, range(self.size))  # the last test's
         self._ranks.outcomes = {}
         self._ranks.send_all(task)
         wait_for_outcomes(self._ranks, timeout)
         self._ranks.attach_tails(since=log_sizes)  # what each rank wrote during this test
+        attach_ledger_files(self._ranks.outcomes.values(), self._ranks.test_dir)
         return self._ranks.sorted_outcomes()
 
     def keeps_after(self, outcomes: list[RankOutcome]) -> bool:

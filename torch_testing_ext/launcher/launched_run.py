@@ -45,7 +45,8 @@ from collections.abc import Callable
 import torch.distributed as dist
 
 from .. import devices
-from .._torch_private import thread_frames
+from .._torch_private import test_method_name, thread_frames
+from ..collectives.rank_ledger import begin_test, end_test
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..ranks import interrupts
 from ..ranks.launched_reports import run_abort_hooks
@@ -164,9 +165,11 @@ class LaunchedTest:
         saved_environ = dict(os.environ)
         with Watchdog(deadline, self.expire) as watchdog:
             if self.rank < world_size:
-                enter_rank(self._facts(world_size))
+                facts = self._facts(world_size)
+                enter_rank(facts)
+                faults = begin_test(facts, *self._test_function())
                 try:
-                    outcome = self._run_task(task, world_size)
+                    outcome = end_test(self._run_task(task, world_size), faults)
                 except KeyboardInterrupt:
                     self.exchange.publish(RankOutcome(self.rank, Status.INTERRUPTED, "interrupted"))
                     self._mark_done()
@@ -183,6 +186,13 @@ class LaunchedTest:
             os.environ.update(saved_environ)
             self._absent = len(absent)
         return combine(outcomes)
+
+    def _test_function(self) -> tuple[object, object]:
+        """The test's function and class (their injected faults and lockstep wish)."""
+        if isinstance(self.test, unittest.TestCase):
+            cls = type(self.test)
+            return getattr(cls, test_method_name(self.test), None), cls
+        return getattr(self.test, "function", None), getattr(self.test, "cls", None)  # a pytest test's
 
     def _facts(self, world_size: int) -> RankFacts:
         assert self.test_dir is not None

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 
 import torch.distributed as dist
 
+from ..ranks.collective_ledger import Ledger
 from ..ranks.outcomes import RankOutcome
 from ..reporting.status import Status
 
@@ -29,13 +30,16 @@ POLL_MAX = 0.05  # seconds between two looks at the store, at most
 def encode_outcome(outcome: RankOutcome) -> str:
     """``outcome`` as JSON text (the store may link machines with different Pythons)."""
     return json.dumps({"rank": outcome.rank, "status": outcome.status.value,
-                       "detail": outcome.detail, "output_tail": outcome.output_tail})
+                       "detail": outcome.detail, "output_tail": outcome.output_tail,
+                       "ledger": None if outcome.ledger is None else outcome.ledger.to_data()})
 
 
 def decode_outcome(text: str | bytes) -> RankOutcome:
     """The :class:`RankOutcome` that :func:`encode_outcome` wrote."""
     data = json.loads(text)
-    return RankOutcome(int(data["rank"]), Status(data["status"]), data["detail"], data["output_tail"])
+    ledger = data.get("ledger")
+    return RankOutcome(int(data["rank"]), Status(data["status"]), data["detail"], data["output_tail"],
+                       None if ledger is None else Ledger.from_data(ledger))
 
 
 def _poll(ready: Callable[[], bool], deadline: float) -> bool:

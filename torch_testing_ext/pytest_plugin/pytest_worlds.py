@@ -192,7 +192,8 @@ def run_on_rank_threads(item: pytest.Function, mark: WorldSizeMark, size: int) -
                   for name, value in arguments.items()}
         _as_unittest_skip(lambda: item.obj(**kwargs))
 
-    run = run_rank_threads(body, size, timeout_of(mark), item.nodeid)
+    run = run_rank_threads(body, size, timeout_of(mark), item.nodeid, getattr(item, "function", None),
+                           getattr(item, "cls", None))
     _raise(item, thread_verdict(run), run.outcomes, ThreadRankFailure)
 
 
@@ -201,6 +202,8 @@ class _LaunchedTestName:
 
     def __init__(self, item: pytest.Item) -> None:
         self.nodeid = item.nodeid
+        self.function = getattr(item, "function", None)  # its injected faults and lockstep wish
+        self.cls = getattr(item, "cls", None)
 
     def id(self) -> str:
         return self.nodeid

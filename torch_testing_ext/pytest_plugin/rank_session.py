@@ -105,6 +105,7 @@ class RankSession:
         self._skip: str | None = None
         self._xfail: str | None = None
         self._collect_errors: list[str] = []
+        self._faults: list[Any] | None = None  # armed while a test's calls are recorded
 
     # -- collection ------------------------------------------------------------------------
 
@@ -122,6 +123,26 @@ class RankSession:
 
     def begin(self) -> None:
         self._problem, self._skip, self._xfail = None, None, None
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+        """Record the test's collective calls, its fixtures' included."""
+        from ..collectives.rank_ledger import begin_test
+        from ..ranks.rank_facts import current_rank_facts
+
+        facts = current_rank_facts()
+        if facts is not None:
+            self._faults = begin_test(facts, getattr(item, "function", None), getattr(item, "cls", None))
+        return (yield)
+
+    def finish(self, outcome: PytestRankOutcome) -> PytestRankOutcome:
+        """``outcome`` with the test's ledger (and failed if a fault of this rank never fired)."""
+        from ..collectives.rank_ledger import end_test
+
+        if self._faults is None:
+            return outcome
+        faults, self._faults = self._faults, None
+        return end_test(outcome, faults)  # type: ignore[return-value]  # keeps the outcome's class
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
@@ -179,7 +200,7 @@ def run_pytest_rank(task: PytestRankTask, facts: RankFacts, result: Connection, 
     seed_everything(task.seed)
     try:
         pytest.main([*task.options, *_basetemp(facts), task.path], plugins=[session])
-        outcome = session.outcome(bool(session.items))
+        outcome = session.finish(session.outcome(bool(session.items)))
     except BaseException:  # the session itself broke: the rank says how
         outcome = PytestRankOutcome(facts.rank, Status.ERROR, traceback.format_exc())
     report_and_exit(outcome, result, log)
@@ -223,6 +244,7 @@ class _KeptSession(RankSession):
             if test is None:
                 break
             item = self.items.get(test.nodeid)
+            outcome: RankOutcome
             if refusal is not None or item is None:
                 outcome = refusal or self.outcome(False)
             else:
@@ -230,10 +252,8 @@ class _KeptSession(RankSession):
                 seed_everything(test.seed)
                 nextitem = self.items.get(test.next_nodeid) if test.next_nodeid else None
                 item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                outcome = self.outcome(True)
-                checked = checked_for_leaks(outcome, before)
-                if checked is not outcome:
-                    outcome = PytestRankOutcome(self.rank, checked.status, checked.detail)
+                outcome = self.finish(self.outcome(True))
+                outcome = checked_for_leaks(outcome, before)
             self.connection.send(outcome)
         return True
 

@@ -4,26 +4,33 @@ a verdict ends the test (shared by process ranks and thread ranks)."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 import unittest
 
+from ..reporting.stack_dumps import is_harness_file
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_test_exception
+from .collective_ledger import Ledger
+from .ledger_report import divergence_report, first_divergence
 from .skip_codes import skip_reason_for_system_exit
 
 __all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "outcome_of",
-           "combine", "raise_verdict"]
+           "combine", "combine_outcomes", "raise_verdict"]
 
 __unittest = True
 
 
 @dataclasses.dataclass
 class RankOutcome:
-    """One rank's report. ``detail`` is a traceback, a skip reason or a death notice."""
+    """One rank's report. ``detail`` is a traceback, a skip reason or a death notice;
+    ``ledger`` the collective calls the rank's test made (None when not recorded)."""
 
     rank: int
     status: Status
     detail: str = ""
     output_tail: str = ""
+    ledger: Ledger | None = None
 
 
 @dataclasses.dataclass
@@ -123,7 +130,45 @@ def _headline(problems: list[RankOutcome]) -> str:
     return "; ".join(f"rank {', '.join(ranks)} {phrase}" for phrase, ranks in ranks_by_phrase.items())
 
 
+_FRAME_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+_LIBRARY_DIRS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+def _current_line(detail: str) -> str | None:
+    """The innermost ``file:line`` of the user's code in a stopped rank's stack (its detail):
+    not the harness's, not an installed library's."""
+    frames = [(path, line) for path, line in _FRAME_LINE.findall(detail)
+              if not is_harness_file(path) and not any(part in path for part in _LIBRARY_DIRS)]
+    return f"{os.path.basename(frames[-1][0])}:{frames[-1][1]}" if frames else None
+
+
 def combine(outcomes: list[RankOutcome]) -> Verdict:
+    """The ranks' outcomes (:func:`combine_outcomes`), then their collective ledgers: a
+    failure's message gains where the ranks' calls first differ; ranks that passed but whose
+    calls differ fail the test (lockstep), unless the test opted out."""
+    verdict = combine_outcomes(outcomes)
+    ledgers = {o.rank: o.ledger for o in outcomes if o.ledger is not None}
+    if len(ledgers) < 2 or verdict.status is Status.SKIPPED:
+        return verdict
+    divergence = first_divergence(ledgers)
+    if verdict.status is Status.PASSED:
+        if divergence is None or not all(ledger.lockstep for ledger in ledgers.values()):
+            return verdict
+        report = divergence_report(ledgers, divergence)
+        headline = (f"the ranks passed but made different collective calls: call {divergence.seq} of group "
+                    f"{divergence.group} differs")
+        return Verdict(Status.FAILED, f"{headline} (lockstep)\n{report}", headline)
+    if not any(ledger.calls for ledger in ledgers.values()):
+        return verdict
+    where = {o.rank: line for o in outcomes if o.status in (Status.TIMED_OUT, Status.STOPPED)
+             for line in [_current_line(o.detail)] if line}
+    return Verdict(verdict.status, f"{verdict.message}\n{divergence_report(ledgers, divergence, where)}",
+                   verdict.headline)
+
+
+def combine_outcomes(outcomes: list[RankOutcome]) -> Verdict:
     """Passed only if every rank passed; skipped if no rank had a problem but some skipped."""
     problems = [o for o in outcomes if o.status.is_problem]
     if problems:

@@ -29,6 +29,7 @@ __all__ = [
     "HF_BERT",
     "TEST_WITH_SLOW",
     "TEST_WITH_DEV_DBG_ASAN",
+    "COLLECTIVES",
     "LAUNCH_RANK",
     "LAUNCH_WORLD_SIZE",
     "LAUNCH_LOCAL_RANK",
@@ -137,7 +138,8 @@ LEFTOVER_PROCESSES = EnvSetting("TORCH_TESTING_EXT_LEFTOVER_PROCESSES", _one_of(
 HF_BERT = EnvSetting("TORCH_TESTING_EXT_HF_BERT", _one_of("upstream", "cpu"), None)
 TEST_WITH_SLOW = EnvSetting("PYTORCH_TEST_WITH_SLOW", _flag, False)
 TEST_WITH_DEV_DBG_ASAN = EnvSetting("PYTORCH_TEST_WITH_DEV_DBG_ASAN", _flag, False)
-ENV_SETTINGS = (TIMEOUT, LEFTOVER_PROCESSES, HF_BERT, TEST_WITH_SLOW, TEST_WITH_DEV_DBG_ASAN)
+COLLECTIVES = EnvSetting("TORCH_TESTING_EXT_COLLECTIVES", _one_of("record", "off"), "record")
+ENV_SETTINGS = (TIMEOUT, LEFTOVER_PROCESSES, HF_BERT, TEST_WITH_SLOW, TEST_WITH_DEV_DBG_ASAN, COLLECTIVES)
 
 # What a launcher (torchrun, or any that sets them) tells each process it starts; read only
 # when RANK is set, and then all are required (ranks.launcher_env).

@@ -19,7 +19,8 @@ line's source::
 A frame is the harness's when its file is in this package, in the standard library's
 ``multiprocessing``, ``threading``, ``unittest`` or ``runpy``, in pytest's runner (``_pytest``,
 ``pluggy``: a rank of a pytest test runs a session), or has no file (``<string>``).
-Each thread loses its outermost run of harness frames. A thread the harness started (its
+Each thread loses its outermost run of harness frames, and the collective ledger's wrapper
+(``collectives/recording.py``) wherever it is. A thread the harness started (its
 target is in this package) or that is nothing but harness frames (a watcher) is left out. A
 dump without the test's thread, or whose test thread is all harness, gives None. Torch-free.
 """
@@ -56,6 +57,8 @@ def _package_dir(name: str) -> tuple[str, ...]:
 
 # A rank that runs a pytest session: pytest's runner and its hook caller start the test.
 _RUNNER_HARNESS = _package_dir("_pytest") + _package_dir("pluggy")
+# The collective ledger's wrapper, between the test's call and torch's function: not shown.
+_TRANSPARENT = str(Path(__file__).resolve().parents[1] / "collectives" / "recording.py")
 _THREADING = str(_STDLIB / "threading.py")
 
 
@@ -162,7 +165,7 @@ def trim_dump(text: str) -> str | None:
         if _started_by_harness(thread.frames):
             continue  # the harness's own watcher thread
         cut = _outer_harness_run(thread.frames)
-        frames = thread.frames[cut:]
+        frames = tuple(frame for frame in thread.frames[cut:] if os.path.realpath(frame.path) != _TRANSPARENT)
         if test is None and _runs_the_test(thread.frames[:cut]):
             if not frames:
                 return None

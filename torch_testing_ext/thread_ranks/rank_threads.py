@@ -18,11 +18,14 @@ import datetime
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import torch.distributed as dist
 
 from .. import devices
 from .._torch_private import raise_in_thread, thread_frames
+from ..collectives.rank_ledger import begin_test, end_test
+from ..collectives.recording import Recorder, current_recorder
 from ..process_groups.teardown import destroy_process_groups
 from ..ranks.outcomes import (
     RankFailure,
@@ -61,8 +64,11 @@ class ThreadedRun:
 class _Ranks:
     """The rank threads of one run and the outcomes they record (the first per rank counts)."""
 
-    def __init__(self, world_size: int) -> None:
+    def __init__(self, world_size: int, test_function: Any = None, test_class: Any = None) -> None:
         self.world_size = world_size
+        self.test_function = test_function  # whose faults and lockstep wish the ranks read
+        self.test_class = test_class
+        self.recorders: dict[int, Recorder | None] = {}  # each rank thread's, while it runs
         self.exchange = Exchange()
         self.store = dist.HashStore()
         self.threads: list[threading.Thread] = []
@@ -77,10 +83,16 @@ class _Ranks:
             self.exchange.abort(f"rank {rank} {status}")
 
     def outcomes(self) -> list[RankOutcome]:
+        """Every rank's outcome, with the calls its recorder saw (also a stuck rank's)."""
         with self._lock:
-            return [self._outcomes.get(rank) or RankOutcome(rank, Status.DIED, "its thread ended "
-                                                            "without reporting an outcome")
-                    for rank in range(self.world_size)]
+            outcomes = [self._outcomes.get(rank) or RankOutcome(rank, Status.DIED, "its thread ended "
+                                                                "without reporting an outcome")
+                        for rank in range(self.world_size)]
+        for outcome in outcomes:
+            recorder = self.recorders.get(outcome.rank)
+            if recorder is not None:
+                outcome.ledger = recorder.ledger
+        return outcomes
 
     def alive(self) -> list[int]:
         return [rank for rank, thread in enumerate(self.threads) if thread.is_alive()]
@@ -97,8 +109,10 @@ def _outcome_of(rank: int, error: BaseException) -> RankOutcome:
 
 
 def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: float) -> None:
-    enter_thread_rank(RankFacts(rank, ranks.world_size, devices.rank_device(rank),
-                                threaded_pg.THREADED_BACKEND, test_dir=""))
+    facts = RankFacts(rank, ranks.world_size, devices.rank_device(rank), threaded_pg.THREADED_BACKEND, test_dir="")
+    enter_thread_rank(facts)
+    faults = begin_test(facts, ranks.test_function, ranks.test_class, thread=True)
+    ranks.recorders[rank] = current_recorder()
     try:
         dist.init_process_group(threaded_pg.THREADED_BACKEND, rank=rank,
                                 world_size=ranks.world_size, store=ranks.store,
@@ -109,11 +123,12 @@ def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: f
             destroy_process_groups()
     except BaseException as error:  # every ending of a rank is its outcome
         outcome = _outcome_of(rank, error)
-        ranks.record(rank, outcome.status, outcome.detail)
     else:
-        ranks.record(rank, Status.PASSED)
+        outcome = RankOutcome(rank, Status.PASSED)
     finally:
         leave_thread_rank()
+    outcome = end_test(outcome, faults, thread=True)
+    ranks.record(rank, outcome.status, outcome.detail)
 
 
 def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
@@ -136,9 +151,11 @@ def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
 
 
 def run_rank_threads(body: Callable[[int], None], world_size: int, timeout: float,
-                     name: str) -> ThreadedRun:
-    """Run ``body(rank)`` on ``world_size`` rank threads, each in the default threaded group."""
-    ranks = _Ranks(world_size)
+                     name: str, test_function: Any = None, test_class: Any = None) -> ThreadedRun:
+    """Run ``body(rank)`` on ``world_size`` rank threads, each in the default threaded group,
+    its collective calls recorded (``test_function`` and ``test_class``: the test, whose
+    injected faults and lockstep wish apply)."""
+    ranks = _Ranks(world_size, test_function, test_class)
     install_thread_local_world()
     threaded_pg.set_active_exchange(ranks.exchange)
     left_running: list[int] = []

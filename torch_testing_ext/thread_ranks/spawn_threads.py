@@ -50,7 +50,7 @@ def spawn_threads_and_init_comms(func: Callable[..., Any] | None = None,
         seconds = settings.timeout_seconds(f"{where}: timeout", timeout)
         size = settings.positive_integer(f"{where}: world_size", world_size)
         run = run_rank_threads(lambda rank: func(self, *args, **kwargs), size, seconds,
-                               func.__qualname__)
+                               func.__qualname__, func, type(self))
         raise_for_outcome(run)
 
     return run_on_threads

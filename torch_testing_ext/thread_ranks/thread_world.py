@@ -33,7 +33,8 @@ class ThreadWorld:
             finally:
                 rank_test.perThreadTearDown()  # type: ignore[attr-defined]  # MultiThreadedTestCase's hooks
 
-        return thread_verdict(run_rank_threads(body, settings.world_size, settings.timeout, test.id()))
+        return thread_verdict(run_rank_threads(body, settings.world_size, settings.timeout, test.id(),
+                                               getattr(cls, method, None), cls))
 
     def close(self) -> str:
         """Nothing is kept between tests; a rank thread that could not be stopped is named in

@@ -1,0 +1,130 @@
+"""What recording the collective ledger costs: 1000 small ``all_reduce`` calls with
+``TORCH_TESTING_EXT_COLLECTIVES=record`` and ``=off``, side by side in one run.
+
+Two measurements:
+
+* ``2 ranks``: a 2-rank ``MultiProcessTestCase`` (gloo, CPU) warms up with 100 calls of a
+  4-float ``all_reduce``, then times 1000 more in rank 0; the file runs with each setting in
+  turn, ``--repeats`` times interleaved, and the medians are compared (the target of issue #24:
+  at most 10% more);
+* ``1 rank, in process``: the same 1000 calls on a world-size-1 gloo group in this process,
+  recorded and not (a collective that costs almost nothing, so the recorder's own cost per call
+  shows: the worst case).
+
+Usage::
+
+    python benchmarks/collective_ledger_cost.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CALLS = 1000
+
+CASE = '''
+import os, time
+import torch, torch.distributed as dist
+from torch_testing_ext.common_distributed import MultiProcessTestCase
+from torch_testing_ext.common_utils import run_tests
+
+
+class Calls(MultiProcessTestCase):
+    world_size = 2
+
+    def test_calls(self):
+        dist.init_process_group("gloo", init_method=f"file://{self.file_name}", rank=self.rank, world_size=2)
+        t = torch.ones(4)
+        for _ in range(100):
+            dist.all_reduce(t)
+        dist.barrier()
+        start = time.perf_counter()
+        for _ in range(CALLS):
+            dist.all_reduce(t)
+        took = time.perf_counter() - start
+        if self.rank == 0:
+            with open(os.environ["LEDGER_BENCH_OUT"], "w") as out:
+                out.write(repr(took))
+
+
+if __name__ == "__main__":
+    run_tests()
+'''.replace("CALLS", str(CALLS))
+
+
+def two_ranks(directory: Path, mode: str) -> float:
+    """Seconds rank 0 took for the calls, with ``TORCH_TESTING_EXT_COLLECTIVES=mode``."""
+    out = directory / f"took-{mode}"
+    environ = dict(os.environ, TORCH_TESTING_EXT_COLLECTIVES=mode, LEDGER_BENCH_OUT=str(out),
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    completed = subprocess.run([sys.executable, str(directory / "test_calls.py")], env=environ,
+                               capture_output=True, text=True, timeout=600)
+    if completed.returncode != 0:
+        raise SystemExit(f"the benchmark file failed with {mode}:\n{completed.stderr[-3000:]}")
+    return float(out.read_text())
+
+
+def one_rank_in_process(recorded: bool) -> float:
+    """Seconds for the calls on a world-size-1 gloo group in this process."""
+    import torch
+    import torch.distributed as dist
+
+    from torch_testing_ext.collectives import recording
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        t = torch.ones(4)
+        if recorded:
+            recording.begin(0)
+        try:
+            start = time.perf_counter()
+            for _ in range(CALLS):
+                dist.all_reduce(t)
+            return time.perf_counter() - start
+        finally:
+            if recorded:
+                recording.end()
+    finally:
+        dist.destroy_process_group()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5, help="runs of each setting, interleaved (5)")
+    args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("need --repeats >= 1")
+    from torch_testing_ext.collectives import recording
+
+    recording.install()  # in this process, as the fork server does for its ranks
+    times: dict[str, list[float]] = {"record": [], "off": []}
+    local: dict[str, list[float]] = {"record": [], "off": []}
+    with tempfile.TemporaryDirectory(prefix="ledger-cost-") as temp:
+        directory = Path(temp)
+        (directory / "test_calls.py").write_text(CASE)
+        for _ in range(args.repeats):
+            for mode in ("record", "off"):
+                times[mode].append(two_ranks(directory, mode))
+                local[mode].append(one_rank_in_process(mode == "record"))
+    print(f"# {CALLS} all_reduce calls of 4 floats (gloo, CPU), {args.repeats} runs each, interleaved")
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    print(f"# python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {when}")
+    print()
+    print("| calls on | record (median) | off (median) | recording costs | per call |")
+    print("|---|---|---|---|---|")
+    for name, results in (("2 ranks (rank 0)", times), ("1 rank, in process", local)):
+        on, off = statistics.median(results["record"]), statistics.median(results["off"])
+        print(f"| {name} | {on * 1000:.1f} ms | {off * 1000:.1f} ms | {(on / off - 1) * 100:+.1f}% | "
+              f"{(on - off) / CALLS * 1e6:+.1f} us |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""The collective ledger: where ranks' calls differ, lockstep, and injected faults.
+
+In process (torch-free data): the first divergence over groups, point-to-point and faulted calls
+left out, the report's lines, lockstep in the verdict and its opt-out, a stopped rank's
+current line, a ledger file cut off mid-line, and ``inject_fault``'s one-line errors. Then real
+ranks (``fixtures/ledger_cases.py``): a rank that skips a barrier (the report names the call,
+both ops and lines, within the test's timeout), mismatched shapes (both shown), a mismatch the
+backend completed (lockstep fails the test), DTensor's redistribution recorded on the functional
+path, each fault action, a fault that never fires, kept ranks and thread ranks; and a pytest
+test on ranks.
+"""
+
+import os
+import re
+import tempfile
+import unittest
+
+from torch_testing_ext.collectives import inject_fault
+from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.ranks.collective_ledger import Call, Ledger, LedgerFile, read_ledger_file
+from torch_testing_ext.ranks.ledger_report import divergence_report, first_divergence
+from torch_testing_ext.ranks.outcomes import RankOutcome, combine
+from torch_testing_ext.reporting.status import Status
+
+from fixtures import ledger_cases
+from fixtures.pytest_runs import PytestRun, failure_section
+from fixtures.runs import run_case
+
+SOURCE = open(ledger_cases.__file__).read().splitlines()
+
+
+def at(comment):
+    """``ledger_cases.py:N`` of the line that ends with ``# comment``."""
+    number = next(n for n, line in enumerate(SOURCE, 1) if line.rstrip().endswith(f"# {comment}"))
+    return f"ledger_cases.py:{number}"
+
+
+def call(seq, op="all_reduce", tensors="float32[4]", group="0", ranks=(0, 1), site="t.py:1", **kw):
+    return Call(seq, op, group, ranks, tensors, site, **kw)
+
+
+def ledger(rank, *calls, lockstep=True):
+    return Ledger(rank, list(calls), lockstep)
+
+
+def failure_text(result):
+    problems = result.failures + result.errors
+    assert len(problems) == 1, problems
+    return problems[0][1]
+
+
+def report_of(text):
+    """The ledger section of a failure's message: from its first line to the end."""
+    start = text.index("collective calls first differ") if "collective calls first differ" in text \
+        else text.index("last calls:")
+    return text[start:].rstrip().splitlines()
+
+
+class TestLedgerData(TestCase):
+    def test_the_first_divergence_over_groups(self):
+        same = {0: ledger(0, call(1), call(2, "barrier", "")), 1: ledger(1, call(1), call(2, "barrier", ""))}
+        self.assertIsNone(first_divergence(same))
+        other = {0: ledger(0, call(1), call(2, "barrier", "")), 1: ledger(1, call(1), call(2, tensors="float32[2]"))}
+        found = first_divergence(other)
+        self.assertEqual((found.group, found.seq, found.calls[0].op, found.calls[1].tensors),
+                         ("0", 2, "barrier", "float32[2]"))
+        # A sub-group's calls are compared among its members only; the earliest call number wins.
+        sub = {0: ledger(0, call(1, group="1", ranks=(0, 1)), call(1), call(2)),
+               1: ledger(1, call(1, group="1", ranks=(0, 1)), call(1), call(2, "barrier", "")),
+               2: ledger(2, call(1), call(2))}
+        self.assertEqual(first_divergence({0: sub[0], 1: sub[1]}).seq, 2)
+        missing = first_divergence({0: ledger(0, call(1), call(2)), 1: ledger(1, call(1))})
+        self.assertEqual((missing.seq, missing.calls[1]), (2, None))
+
+    def test_point_to_point_and_faulted_calls_are_not_compared(self):
+        ledgers = {0: ledger(0, call(1, "send", compared=False), call(2)),
+                   1: ledger(1, call(1, "recv", compared=False), call(2))}
+        self.assertIsNone(first_divergence(ledgers))
+        faulted = {0: ledger(0, call(1)), 1: ledger(1, call(1, compared=False, note="fault: raise"))}
+        report = divergence_report(faulted, first_divergence(faulted))
+        self.assertIn("  rank 1: all_reduce float32[4] (fault: raise) at t.py:1: stopped before the backend",
+                      report.splitlines())
+
+    def test_the_report(self):
+        ledgers = {0: ledger(0, call(1, "barrier", "", site="t.py:3"), call(2, site="t.py:5")),
+                   1: ledger(1, call(1, "barrier", "", site="t.py:3"))}
+        self.assertEqual(divergence_report(ledgers, first_divergence(ledgers), {1: "t.py:7"}).splitlines(), [
+            "collective calls first differ at call 2 of group 0 (ranks 0, 1):",
+            "  rank 0: all_reduce float32[4] at t.py:5",
+            "  rank 1: no call 2 (its last: #1 barrier at t.py:3; it was at t.py:7)",
+            "last calls:",
+            "  rank 0: #1 barrier at t.py:3 | #2 all_reduce float32[4] at t.py:5",
+            "  rank 1: #1 barrier at t.py:3"])
+
+    def test_lockstep_in_the_verdict(self):
+        differ = [RankOutcome(0, Status.PASSED, ledger=ledger(0, call(1))),
+                  RankOutcome(1, Status.PASSED, ledger=ledger(1, call(1, tensors="float32[2, 2]")))]
+        verdict = combine(differ)
+        self.assertEqual(verdict.status, Status.FAILED)
+        self.assertEqual(verdict.headline, "the ranks passed but made different collective calls: call 1 of "
+                                           "group 0 differs")
+        opted_out = [RankOutcome(0, Status.PASSED, ledger=ledger(0, call(1), lockstep=False)),
+                     RankOutcome(1, Status.PASSED, ledger=ledger(1, call(1, tensors="float32[2, 2]"), lockstep=False))]
+        self.assertEqual(combine(opted_out).status, Status.PASSED)
+        self.assertEqual(combine([RankOutcome(0, Status.PASSED, ledger=ledger(0, call(1))),
+                                  RankOutcome(1, Status.PASSED, ledger=ledger(1, call(1)))]).status, Status.PASSED)
+
+    def test_a_stopped_rank_says_where_it_was_in_the_users_code(self):
+        stack = ('timed out after 5 s\nStack of the test (most recent call last):\n'
+                 '  File "/home/me/test_x.py", line 9, in test_x\n'
+                 '  File "/usr/lib/python3/site-packages/torch/distributed/distributed_c10d.py", line 1, in barrier\n')
+        verdict = combine([RankOutcome(0, Status.TIMED_OUT, stack, ledger=ledger(0, call(1, "barrier", ""))),
+                           RankOutcome(1, Status.PASSED, ledger=ledger(1, call(1, "barrier", ""), call(2)))])
+        self.assertIn("  rank 0: no call 2 (its last: #1 barrier at t.py:1; it was at test_x.py:9)",
+                      verdict.message.splitlines())
+
+    def test_a_ledger_file_cut_off_mid_line(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "ledger")
+            sink = LedgerFile(path, 1, lockstep=True)
+            sink.write(call(1))
+            sink.write(call(2, "barrier", ""))
+            sink.close()
+            with open(path, "a") as cut:
+                cut.write('[3, "all_re')
+            self.assertEqual(read_ledger_file(path), ledger(1, call(1), call(2, "barrier", "")))
+        self.assertIsNone(read_ledger_file(os.path.join(directory, "gone")))
+
+    def test_inject_faults_bad_arguments(self):
+        cases = [({"action": "explode"},
+                  "inject_fault(action='explode'): expected one of raise, exit, kill, hang, delay"),
+                 ({"nth": 0}, "inject_fault(nth=0): expected a call number, 1 or more"),
+                 ({"rank": -1}, "inject_fault(rank=-1): expected a rank number, 0 or more"),
+                 ({"op": ""}, "inject_fault(op=''): expected an op name such as 'all_reduce'"),
+                 ({"action": "delay"}, "inject_fault(action='delay', seconds=None): expected a positive number of "
+                                       "seconds")]
+        for changes, message in cases:
+            arguments = {"rank": 1, "op": "all_reduce", **changes}
+            with self.subTest(message), self.assertRaises(ValueError) as raised:
+                inject_fault(**arguments)
+            self.assertEqual(str(raised.exception), message)
+
+
+class TestDivergingRanks(TestCase):
+    def test_a_rank_that_skips_a_barrier(self):
+        text = failure_text(run_case(ledger_cases.Diverging, "test_rank_1_skips_a_barrier"))
+        self.assertIn("timed out after 5 s", text)
+        self.assertEqual(report_of(text)[:3], [
+            "collective calls first differ at call 2 of group 0 (ranks 0, 1):",
+            f"  rank 0: barrier at {at('second barrier')}",
+            f"  rank 1: all_reduce float32[4] at {at('rank 1 all_reduce')}"])
+        self.assertNotIn("recording.py", text, "the ledger's wrapper is left out of the stacks")
+
+    def test_mismatched_shapes_are_both_shown(self):
+        text = failure_text(run_case(ledger_cases.Diverging, "test_shapes_differ_and_the_backend_says_so"))
+        self.assertEqual(report_of(text)[1:3], [f"  rank 0: all_reduce float32[2] at {at('mismatched all_reduce')}",
+                                                f"  rank 1: all_reduce float32[3] at {at('mismatched all_reduce')}"])
+
+    def test_a_mismatch_the_backend_completed_fails_the_lockstep(self):
+        result = run_case(ledger_cases.Diverging, "test_shapes_differ_and_the_backend_completes")
+        text = failure_text(result)
+        self.assertEqual(len(result.failures), 1)
+        self.assertIn("the ranks passed but made different collective calls: call 1 of group 0 differs (lockstep)",
+                      text)
+        self.assertIn(f"  rank 1: all_reduce float32[2, 2] at {at('same numel all_reduce')}", text)
+
+    def test_passing_ranks_and_the_opt_out_pass(self):
+        for name in ("test_ranks_may_differ_when_the_test_says_so", "test_same_calls_pass",
+                     "test_dtensor_redistribution_is_recorded"):
+            with self.subTest(name):
+                result = run_case(ledger_cases.Diverging, name)
+                self.assertTrue(result.wasSuccessful(), result.failures + result.errors)
+
+
+class TestFaults(TestCase):
+    def fault(self, name):
+        return failure_text(run_case(ledger_cases.Faults, name))
+
+    def test_raise(self):
+        text = self.fault("test_raise")
+        self.assertIn("InjectedFault: injected fault: all_reduce call 2 on rank 1", text)
+        self.assertIn(f"  rank 1: all_reduce float32[2] (fault: raise) at {at('second all_reduce')}: stopped "
+                      "before the backend", text)
+
+    def test_exit_and_kill_name_the_rank(self):
+        self.assertIn("rank 1 exited with code 1 without reporting an outcome", self.fault("test_exit"))
+        self.assertIn("rank 1 died from signal SIGKILL", self.fault("test_kill"))
+
+    def test_hang_ends_at_the_timeout(self):
+        text = self.fault("test_hang")
+        self.assertIn("rank 1 timed out:", text)
+        self.assertIn("(fault: hang)", text)
+
+    def test_delay_lets_the_call_go_on(self):
+        result = run_case(ledger_cases.Faults, "test_delay")
+        self.assertTrue(result.wasSuccessful(), result.failures + result.errors)
+
+    def test_a_fault_that_never_fires_fails(self):
+        self.assertIn("the fault inject_fault(rank=1, op='all_reduce', nth=3, action='raise') never fired: rank 1 "
+                      "made 2 all_reduce calls", self.fault("test_never_fires"))
+
+
+class TestOtherWorlds(TestCase):
+    def test_kept_ranks_check_lockstep(self):
+        result = unittest.TestResult()
+        unittest.TestSuite([ledger_cases.KeptDiverging("test_a_same_numel"),
+                            ledger_cases.KeptDiverging("test_b_next_world_is_fine")]).run(result)  # closes the worlds
+        self.assertEqual((result.testsRun, len(result.errors)), (2, 0), result.errors)
+        self.assertEqual(len(result.failures), 1)
+        self.assertIn("KeptDiverging.test_a_same_numel", str(result.failures[0][0]))
+        self.assertIn("(lockstep)", result.failures[0][1])
+
+    def test_thread_ranks(self):
+        text = failure_text(run_case(ledger_cases.ThreadDiverging, "test_same_numel"))
+        self.assertIn(f"  rank 1: all_reduce float32[2, 2] at {at('thread all_reduce')}", text)
+        self.assertIn("injected fault: all_reduce call 1 on rank 1",
+                      failure_text(run_case(ledger_cases.ThreadDiverging, "test_fault_raises")))
+        self.assertIn("needs rank processes: a thread rank shares the test's process",
+                      failure_text(run_case(ledger_cases.ThreadDiverging, "test_kill_needs_processes")))
+
+    def test_a_pytest_test_on_ranks(self):
+        run = PytestRun({"test_native_ledger.py": '''
+import pytest, torch, torch.distributed as dist
+
+@pytest.mark.world_size(2)
+def test_same_numel(rank, process_group):
+    t = torch.ones(4) if rank == 0 else torch.ones(2, 2)
+    dist.all_reduce(t)
+'''})
+        self.addCleanup(run.cleanup)
+        result = run.run("-q")
+        section = failure_section(result.stdout, "test_same_numel")
+        self.assertEqual(section[0], "RankFailure: the ranks passed but made different collective calls: call 1 of "
+                                     "group 0 differs (lockstep)")
+        self.assertTrue(any(re.fullmatch(r"  rank 1: all_reduce float32\[2, 2\] at test_native_ledger\.py:\d+", line)
+                            for line in section), section)
+
+
+if __name__ == "__main__":
+    run_tests()
