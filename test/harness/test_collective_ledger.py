@@ -12,6 +12,8 @@ test on ranks.
 
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -24,9 +26,28 @@ from torch_testing_ext.reporting.status import Status
 
 from fixtures import ledger_cases
 from fixtures.pytest_runs import PytestRun, failure_section
-from fixtures.runs import run_case
+from fixtures.runs import checkout_env, run_case
 
 SOURCE = open(ledger_cases.__file__).read().splitlines()
+
+LAUNCHED = """import torch
+import torch.distributed as dist
+from torch_testing_ext.common_distributed import MultiProcessTestCase
+from torch_testing_ext.common_utils import run_tests
+class TestLaunched(MultiProcessTestCase):
+    world_size = 2
+    timeout = 5
+    def test_a_same_numel(self):
+        dist.init_process_group("gloo", init_method=f"file://{self.file_name}", rank=self.rank, world_size=2)
+        dist.all_reduce(torch.ones(4) if self.rank == 0 else torch.ones(2, 2))
+    def test_b_skips_a_barrier(self):
+        dist.init_process_group("gloo", init_method=f"file://{self.file_name}", rank=self.rank, world_size=2)
+        if self.rank == 0:
+            dist.barrier()
+        dist.barrier()
+if __name__ == "__main__":
+    run_tests()
+"""
 
 
 def at(comment):
@@ -217,6 +238,21 @@ class TestOtherWorlds(TestCase):
                       failure_text(run_case(ledger_cases.ThreadDiverging, "test_fault_raises")))
         self.assertIn("needs rank processes: a thread rank shares the test's process",
                       failure_text(run_case(ledger_cases.ThreadDiverging, "test_kill_needs_processes")))
+
+    def test_launched_ranks(self):
+        with tempfile.TemporaryDirectory(prefix="ledger-launched-") as directory:
+            with open(os.path.join(directory, "test_launched_ledger.py"), "w") as file:
+                file.write(LAUNCHED)
+            result = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                     "--nproc-per-node", "2", "test_launched_ledger.py"], cwd=directory,
+                                    env=checkout_env(OMP_NUM_THREADS="1"), capture_output=True, text=True,
+                                    timeout=300)
+        output = result.stdout + result.stderr
+        self.assertIn("the ranks passed but made different collective calls: call 1 of group 0 differs (lockstep)",
+                      output)
+        self.assertIn("  rank 1: all_reduce float32[2, 2] at test_launched_ledger.py:10", output)
+        # The hung rank's ledger comes with its outcome from the watchdog.
+        self.assertIn("  rank 1: no call 2 (its last: #1 barrier at test_launched_ledger.py:15)", output)
 
     def test_a_pytest_test_on_ranks(self):
         run = PytestRun({"test_native_ledger.py": '''

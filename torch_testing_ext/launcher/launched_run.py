@@ -47,6 +47,7 @@ import torch.distributed as dist
 from .. import devices
 from .._torch_private import test_method_name, thread_frames
 from ..collectives.rank_ledger import begin_test, end_test
+from ..collectives.recording import current_recorder
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..ranks import interrupts
 from ..ranks.launched_reports import run_abort_hooks
@@ -226,7 +227,9 @@ class LaunchedTest:
               f"follow, then it exits with status {ABORT_EXIT_STATUS}", file=sys.stderr, flush=True)
         faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
         stack = format_user_stack(thread_frames().get(self.thread))
-        outcome = RankOutcome(self.rank, Status.TIMED_OUT, f"{what}; its stack:\n{stack}")
+        recorder = current_recorder()  # the test's calls so far (its thread is stuck, not gone)
+        outcome = RankOutcome(self.rank, Status.TIMED_OUT, f"{what}; its stack:\n{stack}",
+                              ledger=None if recorder is None else recorder.ledger)
         try:
             self.watch_exchange.publish(outcome)
             self.watch_exchange.mark_done()

@@ -3,7 +3,8 @@
 unittest hides the frames of modules that set ``__unittest = True`` (its own): the leading ones
 (the runner that called the test) and, for an assertion failure, the trailing ones (the
 ``assert*`` method that raised). Our harness modules set the same marker, pytest's runner
-(``_pytest``, ``pluggy``) counts as harness too (it calls the test in a launched rank), and a rank formats
+(``_pytest``, ``pluggy``) counts as harness too (it calls the test in a launched rank), the
+collective ledger's wrapper is left out wherever it is, and a rank formats
 its exception with :func:`format_test_exception`, so a failure in a rank points at the test's
 line, not at ours. :func:`format_user_stack` does the same for the stack of a thread that is
 still running (a rank thread stuck at its timeout).
@@ -18,6 +19,8 @@ __all__ = ["format_test_exception", "format_user_stack"]
 
 
 _RUNNER_MODULES = ("_pytest.", "pluggy.")  # pytest's runner, when it calls the test in a rank
+# The collective ledger's wrapper sits between the test's call and torch's function: not shown.
+_TRANSPARENT_MODULE = "torch_testing_ext.collectives.recording"
 
 
 def _is_harness_code(module_globals: dict[str, object]) -> bool:
@@ -44,7 +47,19 @@ def format_test_exception(
             limit += 1
             probe = probe.tb_next
         limit = limit or None
-    return "".join(traceback.format_exception(type(error), error, tb, limit=limit))
+    shown = traceback.TracebackException(type(error), error, tb, limit=limit)
+    shown.stack = traceback.StackSummary.from_list(
+        [entry for entry, frame in zip(shown.stack, _frames(tb), strict=False)
+         if frame.f_globals.get("__name__") != _TRANSPARENT_MODULE])
+    return "".join(shown.format())
+
+
+def _frames(tb: TracebackType | None) -> list[FrameType]:
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    return frames
 
 
 def format_user_stack(frame: FrameType | None) -> str:
@@ -67,5 +82,6 @@ def format_user_stack(frame: FrameType | None) -> str:
         frames = frames[below:]
     while frames and frames[0].f_globals.get("__name__") == "threading":
         frames.pop(0)
+    frames = [f for f in frames if f.f_globals.get("__name__") != _TRANSPARENT_MODULE]
     summary = traceback.StackSummary.extract((f, f.f_lineno) for f in frames)
     return "".join(summary.format()) or "(no Python frames)\n"
