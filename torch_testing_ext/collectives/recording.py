@@ -160,7 +160,7 @@ def user_site(depth: int = 2) -> str:
     """``file.py:line`` of the first frame above ours that is neither torch's nor ours."""
     frame = caller_frame(depth)
     while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back  # type: ignore[assignment]  # None ends the loop
+        frame = frame.f_back
     if frame is None:
         return "?"
     return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
