@@ -77,17 +77,8 @@ PLATFORM_SUPPORTS_FUSED_ATTENTION = devices.LazyFlag(lambda: bool(PLATFORM_SUPPO
 
 
 def _fp8_supported() -> bool:
-    """float8 matmuls: on CUDA, Ada (sm89) or Hopper (sm90) and newer; on ROCm, MI300 (gfx94x),
-    with ROCm 6.3 also gfx120x, with 6.5 also MI350 (gfx95x). XPU and the CPU have float8
-    kernels, so every machine without CUDA supports it (as upstream)."""
-    if not TEST_CUDA:
-        return True
-    if _ROCM:
-        rocm = devices.torch_rocm_version()
-        archs = ["gfx94"] + (["gfx120"] if rocm >= (6, 3) else []) + (["gfx95"] if rocm >= (6, 5) else [])
-        name = devices.rocm_arch_name() or ""
-        return any(arch in name for arch in archs)
-    return devices.cuda_capability_at_least(9, 0) or devices.cuda_capability() == (8, 9)
+    """float8 matmuls on this machine: see :func:`devices.float8_matmuls_supported`."""
+    return devices.float8_matmuls_supported(cuda=TEST_CUDA, rocm=_ROCM)
 
 
 PLATFORM_SUPPORTS_FP8 = devices.LazyFlag(_fp8_supported)

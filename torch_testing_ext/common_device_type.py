@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .device_type import float8_types
+from .device_type.capabilities import Capability, requires_capabilities
 from .device_type.device_bases import CPUTestBase, DeviceTypeTestBase
 from .device_type.device_decorators import (
     deviceCountAtLeast,
@@ -49,6 +50,8 @@ __all__ = [
     "skipMetaIf",
     "skipMeta",
     "ops",
+    "Capability",
+    "requires_capabilities",
     "e4m3_type",  # noqa: F822  # given by __getattr__ below
     "E4M3_MAX_POS",  # noqa: F822  # given by __getattr__ below
 ]

@@ -44,6 +44,7 @@ __all__ = [
     "rank_device",
     "select_rank_device",
     "default_backend",
+    "known_backend",
     "backend_available",
     "has_triton",
     "has_gpu_inductor",
@@ -52,6 +53,7 @@ __all__ = [
     "cuda_capability_at_least",
     "rocm_arch_name",
     "cuda_peer_access_everywhere",
+    "float8_matmuls_supported",
     "gpu_shared_memory_per_block",
     "LazyFlag",
     "UNPROBED",
@@ -215,6 +217,13 @@ def default_backend(device: str | None = None) -> str:
     return _BACKEND_FOR_DEVICE.get(kind, "gloo")
 
 
+def known_backend(device_type: str) -> str | None:
+    """The process-group backend a device type uses by default, or None for a device type
+    without one known here (``mps``, a PrivateUse1 backend): unlike :func:`default_backend`,
+    no ``gloo`` fallback."""
+    return _BACKEND_FOR_DEVICE.get(device_type.split(":")[0])
+
+
 def backend_available(name: str) -> bool:
     """Whether the named process-group backend is compiled into this torch."""
     return name in facts().backends
@@ -300,6 +309,21 @@ def cuda_peer_access_everywhere() -> bool:
     import torch
 
     return all(torch.cuda.can_device_access_peer(i, j) for i in range(count) for j in range(i + 1, count))
+
+
+def float8_matmuls_supported(cuda: bool, rocm: bool) -> bool:
+    """Whether float8 matmuls run here (upstream's ``PLATFORM_SUPPORTS_FP8``), for a machine with
+    CUDA devices (``cuda``) from a ROCm build or not (``rocm``). CUDA: Ada (sm89), Hopper (sm90)
+    and newer; ROCm: MI300 (gfx94x), with ROCm 6.3 also gfx120x, with 6.5 also MI350 (gfx95x).
+    XPU and the CPU have float8 kernels, so every machine without CUDA supports them."""
+    if not cuda:
+        return True
+    if rocm:
+        version = torch_rocm_version()
+        archs = ["gfx94"] + (["gfx120"] if version >= (6, 3) else []) + (["gfx95"] if version >= (6, 5) else [])
+        name = rocm_arch_name() or ""
+        return any(arch in name for arch in archs)
+    return cuda_capability_at_least(9, 0) or cuda_capability() == (8, 9)
 
 
 def gpu_shared_memory_per_block() -> int | None:

@@ -426,6 +426,21 @@ class TestRpcPlaceholders(TestCase):
         self.assertIn("the RPC test suite RpcTest (upstream torch.testing._internal.distributed.rpc.rpc_test)",
                       result.skipped[0][1])
 
+    def test_device_lists_as_the_cuda_files_and_the_xpu_files_use_them(self):
+        # upstream's rpc/cuda and rpc/xpu test_tensorpipe_agent.py: GENERIC_DEVICE_TESTS + TENSORPIPE_DEVICE_TESTS
+        self.assertEqual(rpc_utils.GENERIC_DEVICE_TESTS, rpc_utils.GENERIC_CUDA_TESTS)
+        self.assertEqual(rpc_utils.TENSORPIPE_DEVICE_TESTS, rpc_utils.TENSORPIPE_CUDA_TESTS)
+        classes = rpc_utils.generate_tests(
+            "XpuTensorPipe", _Fixture, rpc_utils.GENERIC_DEVICE_TESTS + rpc_utils.TENSORPIPE_DEVICE_TESTS, __name__)
+        self.assertEqual(sorted(classes), ["XpuTensorPipeCudaDdpComparisonTest", "XpuTensorPipeCudaDistAutogradTest",
+                                           "XpuTensorPipeCudaRemoteModuleTest", "XpuTensorPipeCudaRpcTest",
+                                           "XpuTensorPipeTensorPipeAgentCudaRpcTest",
+                                           "XpuTensorPipeTensorPipeCudaDistAutogradTest"])
+        result = unittest.TestResult()
+        unittest.defaultTestLoader.loadTestsFromTestCase(classes["XpuTensorPipeCudaRpcTest"]).run(result)
+        self.assertEqual((result.testsRun, len(result.skipped)), (1, 1))
+        self.assertIn("the RPC test suite CudaRpcTest", result.skipped[0][1])
+
 
 class TestRpcFixtures(TestCase):
     def test_tensorpipe_fixture_answers_backend_options_and_regexes(self):

@@ -3,6 +3,7 @@ of ``common_utils``, ``common_distributed``, ``common_cuda`` and ``common_device
 upstream test files import beyond the core classes. Each row of a table is one case of
 upstream's meaning; skips are checked before any rank starts, with the reason they give."""
 
+import contextlib
 import dataclasses
 import gc
 import json
@@ -25,8 +26,11 @@ from torch.autograd.gradcheck import GradcheckError
 from torch_testing_ext import common_cuda, common_device_type, common_distributed, common_utils, devices
 from torch_testing_ext._torch_private import dynamo_config_value
 from torch_testing_ext.common_device_type import (
+    Capability,
+    CPUTestBase,
     instantiate_device_type_tests,
     ops,
+    requires_capabilities,
     skipCPUIf,
     skipMeta,
     skipXPUIf,
@@ -63,8 +67,10 @@ from torch_testing_ext.common_utils import (
     getRocmVersion,
     gradcheck,
     isRocmArchAnyOf,
+    requires_accelerator,
     requires_cuda,
     requires_cuda_p2p_access,
+    requires_cuda_python_bindings,
     run_tests,
     runOnRocmArch,
     skip_if_pytest,
@@ -73,7 +79,7 @@ from torch_testing_ext.common_utils import (
     suppress_warnings,
     wrapSwapTensorsTest,
 )
-from torch_testing_ext.device_type import float8_types
+from torch_testing_ext.device_type import capabilities, float8_types
 from torch_testing_ext.device_type.device_skips import OPS_UNAVAILABLE
 from torch_testing_ext.fresh_ranks import supervisor
 from torch_testing_ext.logging_utils import LoggingTestCase
@@ -149,6 +155,33 @@ class TestPlatformDecorators(TestCase):
         for has_cuda, expected in [(False, "Requires CUDA: this machine has no CUDA device"), (True, None)]:
             with self.subTest(has_cuda=has_cuda), mock.patch.object(platform_skips, "TEST_CUDA", has_cuda):
                 self.assertEqual(skip_reason(requires_cuda(_body)), expected)
+
+    def test_requires_accelerator(self):
+        for has_accelerator, expected in [(False, "Requires an accelerator: this machine has none"), (True, None)]:
+            with self.subTest(has_accelerator=has_accelerator), \
+                    mock.patch.object(platform_skips, "TEST_ACCELERATOR", has_accelerator):
+                self.assertEqual(skip_reason(requires_accelerator(_body)), expected)
+                # upstream decorates classes with it: every test of the class
+                cls = requires_accelerator(type("Case", (TestCase,), {"test_x": _body, "test_y": _body}))
+                self.assertEqual([pending_skip(cls(name)) for name in ("test_x", "test_y")], [expected] * 2)
+
+    def test_requires_cuda_python_bindings(self):
+        # (what finding cuda.bindings gives, expected reason) -- asked when the test runs
+        rows = [(None, platform_skips.CUDA_PYTHON_BINDINGS_REASON),
+                (ModuleNotFoundError("No module named 'cuda'"), platform_skips.CUDA_PYTHON_BINDINGS_REASON),
+                (object(), None)]
+        decorated = requires_cuda_python_bindings(_body)
+        for found, expected in rows:
+            def find_spec(name, found=found):
+                self.assertEqual(name, "cuda.bindings")
+                if isinstance(found, Exception):
+                    raise found
+                return found
+
+            with self.subTest(found=found), mock.patch.object(platform_skips.importlib.util, "find_spec", find_spec):
+                self.assertEqual(skip_reason(decorated), expected)
+        has_bindings = platform_skips._cuda_python_bindings_importable()
+        self.assertEqual(skip_reason(decorated), None if has_bindings else platform_skips.CUDA_PYTHON_BINDINGS_REASON)
 
     def test_rocm_arch_decorators(self):
         # (ROCm build, device 0's arch, decorator, expected reason)
@@ -712,6 +745,138 @@ class TestDeviceTypeSkips(TestCase):
         self.assertEqual(len(names), 1)
         result = run_case(generated, names[0])
         self.assertEqual([reason for _, reason in result.skipped], [OPS_UNAVAILABLE])
+
+
+class TestCapabilities(TestCase):
+    def test_the_namespace(self):
+        self.assertEqual(str(Capability.distributed.fsdp), "distributed.fsdp")
+        self.assertIs(Capability.dtype.bf16, Capability.dtype.bf16)
+        self.assertEqual({c.group for c in Capability},
+                         {"dtype", "lib", "stream", "memory", "collective", "distributed"})
+        self.assertEqual(len(list(Capability)), 14)
+        with self.assertRaisesRegex(AttributeError, r"Capability.dtype has no capability 'fp4' \(it has: bf16, fp8"):
+            _ = Capability.dtype.fp4
+        with self.assertRaisesRegex(AttributeError, "Capability has no group 'network'"):
+            _ = Capability.network
+        with self.assertRaisesRegex(TypeError, "members of Capability"):
+            requires_capabilities("distributed.backend")
+        with self.assertRaisesRegex(TypeError, "at least one"):
+            requires_capabilities()
+
+    def test_what_each_device_type_declares(self):
+        # (device type, capability, patches on devices, has it)
+        cuda_facts = {"accelerator_type": lambda: "cuda", "has_triton": lambda: True}
+        rows = [
+            ("cpu", Capability.distributed.backend, {}, dist.is_available() and dist.is_gloo_available()),
+            ("cpu", Capability.distributed.fsdp, {"backend_available": lambda name: name == "gloo"}, True),
+            ("cpu", Capability.distributed.fsdp, {"backend_available": lambda name: False}, False),
+            ("cuda", Capability.distributed.dtensor, {"backend_available": lambda name: name == "gloo"}, False),
+            ("cuda", Capability.distributed.sharded_tensor, {"backend_available": lambda name: name == "nccl"}, True),
+            ("xpu", Capability.distributed.fsdp2, {"backend_available": lambda name: name == "xccl"}, True),
+            ("mps", Capability.distributed.backend, {"backend_available": lambda name: True}, False),
+            ("cpu", Capability.dtype.bf16, {}, True),
+            ("cpu", Capability.dtype.fp8, {}, True),
+            ("cuda", Capability.dtype.bf16, {"cuda_capability": lambda: (7, 5)}, torch.version.hip is not None),
+            ("cuda", Capability.dtype.bf16, {"cuda_capability": lambda: (8, 0)}, True),
+            ("cuda", Capability.dtype.fp8, {"cuda_capability": lambda: (8, 0)}, False),
+            ("cuda", Capability.dtype.fp8, {"cuda_capability": lambda: (8, 9)}, torch.version.hip is None),
+            ("mps", Capability.dtype.fp64, {}, False),
+            ("cpu", Capability.lib.triton, cuda_facts, False),
+            ("cuda", Capability.lib.triton, cuda_facts, True),
+            ("cuda", Capability.lib.triton, {**cuda_facts, "has_triton": lambda: False}, False),
+            ("cpu", Capability.stream.generic, {}, False),
+            ("xpu", Capability.stream.generic, {}, True),
+            ("cpu", Capability.memory.non_blocking_copy, {}, False),
+            ("cuda", Capability.memory.non_blocking_copy, {}, True),
+            ("cuda", Capability.collective.reconfigure, {}, False),
+        ]
+        for device_type, capability, patches, expected in rows:
+            with self.subTest(device_type=device_type, capability=str(capability), patches=sorted(patches)), \
+                    (mock.patch.multiple(devices, **patches) if patches else contextlib.nullcontext()):
+                declared = capabilities.declared_capabilities(device_type)
+                self.assertEqual(set(declared), set(Capability))
+                self.assertIs(declared[capability](), expected)
+        for importable in (True, False):
+            def find(name, importable=importable):
+                return importable and name == "safetensors"
+
+            with self.subTest(safetensors=importable), mock.patch.object(capabilities, "_importable", find):
+                self.assertIs(capabilities.declared_capabilities("cpu")[Capability.lib.safetensors](), importable)
+
+    def test_skips_and_failures(self):
+        needs_streams = requires_capabilities(Capability.stream.generic, Capability.distributed.backend)(_body)
+        self.assertEqual(skip_reason(needs_streams, device_type="cpu"),
+                         "requires capability stream.generic, which cpu does not have here")
+        with mock.patch.object(devices, "backend_available", lambda name: name == "nccl"):
+            self.assertIsNone(skip_reason(needs_streams, device_type="cuda"))
+        with mock.patch.object(devices, "backend_available", lambda name: False):
+            self.assertEqual(skip_reason(needs_streams, device_type="cuda"),
+                             "requires capability distributed.backend, which cuda does not have here")
+        # A class declaring its own capabilities (upstream's hook): missing skips, undeclared fails.
+        own = {Capability.dtype.bf16: lambda: False, Capability.lib.safetensors: True}
+        self.assertEqual(skip_reason(requires_capabilities(Capability.dtype.bf16)(_body), device_type="cpu",
+                                     _capabilities=classmethod(lambda cls: own)),
+                         "requires capability dtype.bf16, which cpu does not have here")
+        self.assertIsNone(skip_reason(requires_capabilities(Capability.lib.safetensors)(_body), device_type="cpu",
+                                      _capabilities=classmethod(lambda cls: own)))
+        with self.assertRaisesRegex(AssertionError, "the cpu test base declares no capability distributed.fsdp"):
+            skip_reason(requires_capabilities(Capability.distributed.fsdp)(_body), device_type="cpu",
+                        _capabilities=classmethod(lambda cls: own))
+        # The device-type bases answer through _capabilities(), which a subclass may override.
+        self.assertEqual(set(CPUTestBase._capabilities()), set(Capability))
+
+    def test_instantiated_per_device_type(self):
+        class TestStaging(TestCase):
+            @requires_capabilities(Capability.stream.generic)
+            def test_async(self, device):
+                raise AssertionError("must not run on cpu")
+
+            @requires_capabilities(Capability.dtype.fp64)
+            def test_fp64(self, device):
+                self.assertEqual(torch.ones(1, dtype=torch.float64, device=device).item(), 1.0)
+
+        scope = {"TestStaging": TestStaging}
+        instantiate_device_type_tests(TestStaging, scope, only_for="cpu")
+        generated = scope["TestStagingCPU"]
+        skipped = run_case(generated, "test_async_cpu")
+        self.assertEqual([reason for _, reason in skipped.skipped],
+                         ["requires capability stream.generic, which cpu does not have here"])
+        ran = run_case(generated, "test_fp64_cpu")
+        self.assertEqual((ran.testsRun, ran.skipped, ran.failures, ran.errors), (1, [], [], []))
+
+    def test_multi_process_tests_decide_before_ranks_start(self):
+        class Staging(MultiProcessTestCase):
+            world_size = 2
+
+            @requires_capabilities(Capability.memory.non_blocking_copy)
+            def test_copy(self, device):
+                raise AssertionError("must not run on cpu")
+
+        scope = {"Staging": Staging}
+        instantiate_device_type_tests(Staging, scope, only_for="cpu")
+        with mock.patch.object(supervisor, "run_ranks", side_effect=AssertionError("a rank started")) as launch:
+            result = run_case(scope["StagingCPU"], "test_copy_cpu")
+        launch.assert_not_called()
+        self.assertEqual([reason for _, reason in result.skipped],
+                         ["requires capability memory.non_blocking_copy, which cpu does not have here"])
+
+
+class GlooCapabilityRanks(MultiProcessTestCase):
+    world_size = 2
+
+    @requires_capabilities(Capability.distributed.backend, Capability.distributed.fsdp)
+    def test_runs_on_cpu_ranks(self, device):
+        dist.init_process_group("gloo", init_method=f"file://{self.file_name}", rank=self.rank,
+                                world_size=self.world_size)
+        try:
+            t = torch.ones(1, device=device)
+            dist.all_reduce(t)
+            self.assertEqual(t, [2.0])
+        finally:
+            dist.destroy_process_group()
+
+
+instantiate_device_type_tests(GlooCapabilityRanks, globals(), only_for="cpu")
 
 
 # -- logging_utils, and TestCase.run_process_no_exception ---------------------------------------

@@ -7,5 +7,7 @@ machine's accelerator, a PrivateUse1 backend), as ``common_device_type`` does up
 - ``device_instantiation``: ``instantiate_device_type_tests``;
 - ``device_skips``: ``skipIf``/``skipXPUIf``/``skipMeta`` & co, skips for one device type;
   ``ops``, which imports and skips (no OpInfo database here);
+- ``capabilities``: ``Capability`` and ``requires_capabilities``, what a test needs of its
+  device type, as each device type's test base declares it;
 - ``float8_types``: ``e4m3_type`` and its largest value, as this machine's devices compute them.
 """

@@ -8,12 +8,13 @@ available PrivateUse1 backend beside another accelerator.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import ClassVar
 
 from .. import devices
 from .._torch_private import privateuse1_backend_name
 from ..testcase.tensor_testcase import TestCase
+from .capabilities import CapabilityName, declared_capabilities
 
 __all__ = ["DeviceTypeTestBase", "CPUTestBase", "device_test_base", "available_device_types",
            "desired_device_types"]
@@ -38,6 +39,13 @@ class DeviceTypeTestBase(TestCase):
             return ["cpu"]
         count = max(1, devices.devices_of_type(cls.device_type))
         return [f"{cls.device_type}:{index}" for index in range(count)]
+
+    @classmethod
+    def _capabilities(cls) -> dict[CapabilityName, Callable[[], bool]]:
+        """The capabilities the class's device type declares, each with the callable answering
+        it here (see :mod:`.capabilities`); ``@requires_capabilities`` asks this. Override to
+        declare otherwise, as upstream's test bases do."""
+        return declared_capabilities(cls.device_type)
 
 
 class CPUTestBase(DeviceTypeTestBase):

@@ -21,8 +21,9 @@ from typing import Any
 
 from ..testcase.tensor_testcase import TestCase
 
-__all__ = ["RpcSuitePlaceholder", "GENERIC_TESTS", "GENERIC_CUDA_TESTS", "TENSORPIPE_TESTS",
-           "TENSORPIPE_CUDA_TESTS", "FAULTY_AGENT_TESTS", "generate_tests", "missing_suite_reason"]
+__all__ = ["RpcSuitePlaceholder", "GENERIC_TESTS", "GENERIC_CUDA_TESTS", "GENERIC_DEVICE_TESTS",
+           "TENSORPIPE_TESTS", "TENSORPIPE_CUDA_TESTS", "TENSORPIPE_DEVICE_TESTS", "FAULTY_AGENT_TESTS",
+           "generate_tests", "missing_suite_reason"]
 
 __unittest = True
 
@@ -78,6 +79,10 @@ TENSORPIPE_TESTS = _placeholders(
     TensorPipeAgentRpcTest=_RPC, TensorPipeAgentDistAutogradTest=_AUTOGRAD)
 TENSORPIPE_CUDA_TESTS = _placeholders(
     TensorPipeAgentCudaRpcTest=_RPC, TensorPipeCudaDistAutogradTest=_AUTOGRAD)
+# The accelerator suites under upstream's device-generic names (the CUDA lists' suites, which
+# run on any accelerator upstream: CUDA and XPU files generate them).
+GENERIC_DEVICE_TESTS = list(GENERIC_CUDA_TESTS)
+TENSORPIPE_DEVICE_TESTS = list(TENSORPIPE_CUDA_TESTS)
 FAULTY_AGENT_TESTS = _placeholders(
     FaultyAgentRpcTest="rpc.faulty_agent_rpc_test", FaultyAgentDistAutogradTest=_AUTOGRAD,
     JitFaultyAgentRpcTest="rpc.jit.rpc_test_faulty")

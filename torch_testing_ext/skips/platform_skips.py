@@ -11,6 +11,7 @@ them never fire, and the "pass in Sandcastle" skips are plain skips.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import unittest
@@ -51,6 +52,8 @@ __all__ = [
     "MI350_ARCH",
     "NAVI_ARCH",
     "requires_cuda",
+    "requires_accelerator",
+    "requires_cuda_python_bindings",
     "requires_cuda_p2p_access",
     "isRocmArchAnyOf",
     "getRocmVersion",
@@ -189,6 +192,28 @@ def skipIfRocmVersionLessThan(version: tuple[int, ...] | None = None) -> Callabl
 def requires_cuda(fn: _F) -> _F:
     """Skip unless the machine has a CUDA device (the test addresses ``cuda`` itself)."""
     return skip_if(not TEST_CUDA, "Requires CUDA: this machine has no CUDA device")(fn)
+
+
+def requires_accelerator(fn: _F) -> _F:
+    """Skip unless the machine has an accelerator (CUDA, XPU, HPU, MPS, a PrivateUse1 backend)."""
+    return skip_if(not TEST_ACCELERATOR, "Requires an accelerator: this machine has none")(fn)
+
+
+def _cuda_python_bindings_importable() -> bool:
+    try:
+        return importlib.util.find_spec("cuda.bindings") is not None
+    except (ImportError, ValueError):  # no ``cuda`` package at all
+        return False
+
+
+CUDA_PYTHON_BINDINGS_REASON = ("Requires the CUDA Python bindings (cuda.bindings, from the "
+                               "cuda-python package): not installed")
+
+
+def requires_cuda_python_bindings(fn: _F) -> _F:
+    """Skip unless NVIDIA's CUDA Python bindings (``cuda.bindings``) can be imported; asked when
+    the test runs, in the test process. Whether CUDA itself is here is a separate question."""
+    return skip_if(lambda: not _cuda_python_bindings_importable(), CUDA_PYTHON_BINDINGS_REASON)(fn)
 
 
 def requires_cuda_p2p_access() -> Callable[[_F], _F]:
