@@ -147,6 +147,14 @@ class TestLedgerData(TestCase):
             self.assertEqual(read_ledger_file(path), ledger(1, call(1), call(2, "barrier", "")))
         self.assertIsNone(read_ledger_file(os.path.join(directory, "gone")))
 
+    def test_a_group_c10d_does_not_know_is_named_by_its_type(self):
+        from torch_testing_ext.collectives.recording import Recorder
+
+        class Backend:  # old code passes a bare backend as the group of an object collective
+            pass
+
+        self.assertEqual(Recorder(0, None, True).group(Backend()), ("Backend", ()))
+
     def test_inject_faults_bad_arguments(self):
         cases = [({"action": "explode"},
                   "inject_fault(action='explode'): expected one of raise, exit, kill, hang, delay"),

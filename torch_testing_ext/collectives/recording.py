@@ -80,11 +80,7 @@ class Recorder:
         key = group if isinstance(group, str) else id(group)
         known = self._groups.get(key)
         if known is None:
-            if isinstance(group, str):
-                known = (group, group_ranks_by_name(group))
-            else:
-                known = (str(group.group_name), tuple(dist.get_process_group_ranks(group)))
-            self._groups[key] = known
+            known = self._groups[key] = _group_facts(group)
         return known
 
     def record(self, op: str, group: Any, tensors: str, site: str, note: str = "") -> Call:
@@ -108,6 +104,17 @@ class Recorder:
             self._sink.close()
             self._sink = None
         return self.ledger
+
+
+def _group_facts(group: Any) -> tuple[str, tuple[int, ...]]:
+    """A group's name and global ranks; for an object c10d does not know as a group (a bare
+    backend that old code passes), its type's name and no ranks: still the same on every rank."""
+    try:
+        if isinstance(group, str):
+            return group, group_ranks_by_name(group)
+        return str(group.group_name), tuple(dist.get_process_group_ranks(group))
+    except Exception:  # whatever the group is, the call goes on
+        return (group if isinstance(group, str) else type(group).__name__), ()
 
 
 def current_recorder() -> Recorder | None:
