@@ -111,7 +111,7 @@ def run_on_rank_processes(item: RanksFunction, mark: WorldSizeMark, size: int) -
             os.rmdir(test_dir)
             raise
         task = rank_session.PytestRankTask(tuple(options), str(item.path), item.nodeid, current_seed(),
-                                           dict(os.environ))
+                                           rank_session.rank_environment(dict(os.environ)))
         ended = supervisor.run_ranks(task, facts, timeout, _context(options), target=rank_session.run_pytest_rank)
     _raise(item, verdict_with_leftovers(ended, policy, item.nodeid), ended.outcomes)
 
@@ -147,7 +147,8 @@ def _run_kept(item: RanksFunction, mark: WorldSizeMark, size: int, timeout: floa
             except BaseException:
                 os.rmdir(world_dir)
                 raise
-            task = rank_session.PytestWorldTask(tuple(options), str(item.path), dict(os.environ))
+            task = rank_session.PytestWorldTask(tuple(options), str(item.path),
+                                                rank_session.rank_environment(dict(os.environ)))
             world = worlds[key] = PersistentWorld(task, facts, _context(options),
                                                   target=rank_session.serve_pytest_rank)
         next_nodeid = _next_in_world(item, size)
