@@ -84,6 +84,7 @@ __all__ = [
     "functional_collective_ops",
     "set_functional_collective_op",
     "group_ranks_by_name",
+    "never_compile_frames",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -728,6 +729,16 @@ def set_functional_collective_op(name: str, op: Any) -> None:
     import torch
 
     setattr(torch.ops._c10d_functional, name, op)
+
+
+@_private("torch._dynamo.eval_frame.set_code_exec_strategy, torch._dynamo.types.FrameExecStrategy")
+def never_compile_frames(code: Any) -> None:
+    """Make ``torch.compile`` run frames of ``code``, and what they call, as they are, never
+    compiling them as frames of their own (tracing through a call to them is unchanged)."""
+    from torch._dynamo.eval_frame import set_code_exec_strategy
+    from torch._dynamo.types import FrameAction, FrameExecStrategy
+
+    set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
 
 
 @_private("torch.distributed.distributed_c10d._resolve_process_group")

@@ -221,13 +221,16 @@ class TestInProcess(TestCase):
     def test_a_rank_session_takes_the_plugins_and_overrides_but_no_reports(self):
         config = types.SimpleNamespace(
             rootpath=Path("/r"), inipath=Path("/r/pytest.ini"), option=types.SimpleNamespace(tbstyle="short"),
+            pluginmanager=types.SimpleNamespace(
+                list_plugin_distinfo=lambda: [(types.ModuleType("their_plugin"), None)]),
             invocation_params=types.SimpleNamespace(args=(
                 "-p", "no:randomly", "-pmine", "-o", "a=1", "--junitxml=x.xml", "-k", "fast", "-n", "2",
                 "tests/test_x.py", "-Werror")))
         options = session_options(config)
         self.assertEqual(options[options.index("--rootdir") + 1], "/r")
         self.assertEqual(options[options.index("-c") + 1], "/r/pytest.ini")
-        for kept in (["-p", "no:randomly"], ["-pmine"], ["-o", "a=1"], ["-Werror"], ["--tb=short"], ["-s"]):
+        for kept in (["-p", "no:randomly"], ["-pmine"], ["-o", "a=1"], ["-Werror"], ["--tb=short"], ["-s"],
+                     ["-p", "their_plugin"], ["--disable-plugin-autoload"]):
             with self.subTest(kept):
                 self.assertIn(" ".join(kept), " ".join(options))
         for dropped in ("--junitxml=x.xml", "fast", "tests/test_x.py", "-n"):

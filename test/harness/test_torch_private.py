@@ -773,6 +773,37 @@ class TestPrivateAccessContracts(TestCase):
 
     # -- the collective ledger (collectives.recording) --
 
+    def test_never_compile_frames(self):
+        with contract("never_compile_frames"):
+            compiled_frames = []
+
+            def counting_backend(graph, example_inputs):
+                compiled_frames.append(graph)
+                return graph.forward
+
+            def marked(x):
+                return x * 3
+
+            def unmarked(x):
+                return x * 5
+
+            private.never_compile_frames(marked.__code__)
+
+            @torch._dynamo.disable(recursive=False)
+            def eager_middle(x):  # runs as it is; the frames it calls are candidates
+                return marked(x) + unmarked(x)
+
+            def outer(x):
+                return eager_middle(x + 1)
+
+            torch._dynamo.reset()
+            try:
+                out = torch.compile(outer, backend=counting_backend)(torch.ones(2))
+            finally:
+                torch._dynamo.reset()
+            self.assertEqual(out.tolist(), [16.0, 16.0])
+            self.assertEqual(len(compiled_frames), 2)  # outer's graph and unmarked's, not marked's (else 3)
+
     def test_caller_frame(self):
         with contract("caller_frame"):
             def inner():

@@ -26,7 +26,13 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from .._torch_private import caller_frame, functional_collective_ops, group_ranks_by_name, set_functional_collective_op
+from .._torch_private import (
+    caller_frame,
+    functional_collective_ops,
+    group_ranks_by_name,
+    never_compile_frames,
+    set_functional_collective_op,
+)
 from ..ranks import settings
 from ..ranks.collective_ledger import Call, Ledger, LedgerFile
 
@@ -204,8 +210,10 @@ def _wrap_c10d(op: str, original: Callable[..., Any], contribution: str | None) 
 
     @functools.wraps(original)
     def recorded(*args: Any, **kwargs: Any) -> Any:
+        if torch.compiler.is_compiling():  # first: what follows would break Dynamo's graph
+            return original(*args, **kwargs)
         recorder = current_recorder()
-        if recorder is None or recorder.busy or torch.compiler.is_compiling():
+        if recorder is None or recorder.busy:
             return original(*args, **kwargs)
         recorder.busy = True
         try:
@@ -217,6 +225,9 @@ def _wrap_c10d(op: str, original: Callable[..., Any], contribution: str | None) 
             recorder.busy = False
 
     recorded.__tte_recorded__ = original  # type: ignore[attr-defined]  # marks (and undoes) the wrapper
+    # Called from code torch.compile runs eagerly (FSDP's hooks), the wrapper's frame would be
+    # compiled as a frame of its own: one more graph. Traced through, it is inlined as before.
+    never_compile_frames(recorded.__code__)  # type: ignore[attr-defined]  # functools.wraps hides the function type
     return recorded
 
 
@@ -232,8 +243,10 @@ class _RecordedOp:
         return getattr(self._op, attribute)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if torch.compiler.is_compiling():  # first: what follows would break Dynamo's graph
+            return self._op(*args, **kwargs)
         recorder = current_recorder()
-        if recorder is None or recorder.busy or torch.compiler.is_compiling():
+        if recorder is None or recorder.busy:
             return self._op(*args, **kwargs)
         recorder.busy = True
         try:
@@ -261,6 +274,7 @@ def install() -> None:
             setattr(c10d, op, wrapper)
             if getattr(dist, op, None) is original:
                 setattr(dist, op, wrapper)
+        never_compile_frames(_RecordedOp.__call__.__code__)
         for name, op in functional_collective_ops().items():
             if name not in _NOT_RECORDED_FUNCTIONAL and not isinstance(op, _RecordedOp):
                 set_functional_collective_op(name, _RecordedOp(name, op))

@@ -11,6 +11,7 @@ the harness pay nothing for it.
 - ``world_size_mark``: ``@pytest.mark.world_size(n | [n, m], timeout=, ranks=, allow_cpu=)``,
   checked;
 - ``rank_fixtures``: ``rank``, ``world_size``, ``device``, ``backend``, ``process_group``;
+- ``item_state``: what a marked test carries between the hooks, its item and its worlds;
 - ``ranks_function``: a marked test as the test process runs it (fresh, kept, thread or
   launched ranks);
 - ``pytest_worlds``: where a marked test's ranks run, and its verdict (imports torch, when a

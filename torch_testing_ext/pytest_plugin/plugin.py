@@ -28,9 +28,10 @@ import pytest
 from ..launcher.pytest_ranks import give_junitxml_rank_suffix
 from ..ranks.launcher_env import check_every_setting
 from ..ranks.settings import SettingError
+from .item_state import KEPT_WORLDS, NEXT_KEY
 from .rank_failure_report import rank_failure_longrepr
 from .rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
-from .ranks_function import KEPT_WORLDS, NEXT_KEY, checked_mark, closest_mark, is_ranks_item, make_ranks_items
+from .ranks_function import checked_mark, closest_mark, is_ranks_item, make_ranks_items
 from .world_size_mark import MARK_HELP, MARK_NAME, size_id
 
 __all__ = ["pytest_configure", "pytest_runtest_makereport", "pytest_pycollect_makeitem", "pytest_generate_tests",

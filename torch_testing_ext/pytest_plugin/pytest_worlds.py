@@ -44,8 +44,7 @@ from ..testcase.tensor_testcase import current_seed
 from ..thread_ranks import threaded_pg
 from ..thread_ranks.rank_threads import ThreadRankFailure, run_rank_threads, thread_verdict
 from . import rank_session
-from .rank_fixtures import ThreadRankValue
-from .ranks_function import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, RanksFunction, function_arguments
+from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, ThreadRankValue, function_arguments
 from .world_size_mark import WorldSizeMark
 
 __all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_as_launched_rank", "close_kept_worlds",
@@ -96,7 +95,7 @@ def _context(options: list[str]) -> Any:
     return fork_server.forkserver_context(_SESSION_MODULE, warm_pytest=options)
 
 
-def run_on_rank_processes(item: RanksFunction, mark: WorldSizeMark, size: int) -> None:
+def run_on_rank_processes(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
     """Run ``item`` on ``size`` fresh or kept rank processes and raise their verdict."""
     timeout = timeout_of(mark)
     policy = settings.LEFTOVER_PROCESSES.get()
@@ -125,14 +124,15 @@ def _scope(item: pytest.Item) -> str:
 def _next_in_world(item: pytest.Item, size: int) -> str | None:
     """The node id of the next test if it runs on the same kept world, else None."""
     nextitem = item.stash.get(NEXT_KEY, None)
-    if not isinstance(nextitem, RanksFunction):
+    marked = nextitem.stash.get(WORLD_KEY, None) if nextitem is not None else None
+    if nextitem is None or marked is None:
         return None
-    mark, next_size = nextitem.stash[WORLD_KEY]
+    mark, next_size = marked
     same = mark.ranks == "kept" and next_size == size and _scope(nextitem) == _scope(item)
     return nextitem.nodeid if same else None
 
 
-def _run_kept(item: RanksFunction, mark: WorldSizeMark, size: int, timeout: float, options: list[str],
+def _run_kept(item: pytest.Function, mark: WorldSizeMark, size: int, timeout: float, options: list[str],
               look_for_leftovers: bool) -> RanksEnded:
     interrupts.install_sigterm_handler()
     worlds: dict[Any, PersistentWorld] = item.config.stash.setdefault(KEPT_WORLDS, {})

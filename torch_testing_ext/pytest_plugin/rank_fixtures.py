@@ -18,32 +18,20 @@ from typing import Any
 import pytest
 
 from ..ranks.rank_facts import RankFacts, current_rank_facts
+from .item_state import ThreadRankValue, runs_on_threads
 
-__all__ = ["RANK_FIXTURES", "ThreadRankValue", "rank", "world_size", "device", "backend", "process_group",
+__all__ = ["RANK_FIXTURES", "rank", "world_size", "device", "backend", "process_group",
            "KEPT_GROUP"]
 
 RANK_FIXTURES = ("rank", "world_size", "device", "backend", "process_group")
 KEPT_GROUP = pytest.StashKey[Any]()  # the default group a kept world made, in its rank session
 
 
-class ThreadRankValue:
-    """What a rank fixture is in the test's own thread on thread ranks: each rank thread
-    calls the test with its own value instead."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<{self.name} of each rank thread>"
-
-
 def _facts(request: pytest.FixtureRequest, name: str) -> RankFacts | ThreadRankValue:
     facts = current_rank_facts()
     if facts is not None:
         return facts
-    from .ranks_function import is_thread_ranks_item
-
-    if is_thread_ranks_item(request.node):
+    if runs_on_threads(request.node):
         return ThreadRankValue(name)
     pytest.fail(f"the {name!r} fixture is for tests marked @pytest.mark.world_size(n); "
                       f"{request.node.nodeid} is not", pytrace=False)

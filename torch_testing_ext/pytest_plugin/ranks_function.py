@@ -18,24 +18,20 @@ Torch-free; the ranks' machinery is imported when a test runs (``pytest_worlds``
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import pytest
 
 from ..ranks.launcher_env import launched_rank
 from ..ranks.rank_facts import current_rank_facts
+from .item_state import WORLD_KEY
 from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, parse_mark
 
-__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "WORLD_KEY", "NEXT_KEY", "KEPT_WORLDS",
-           "function_arguments", "closest_mark", "checked_mark", "is_thread_ranks_item", "is_ranks_item",
-           "make_ranks_items"]
+__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "closest_mark", "checked_mark",
+           "is_ranks_item", "make_ranks_items"]
 
 __unittest = True
 
-WORLD_KEY = pytest.StashKey[tuple[WorldSizeMark, int]]()  # the test's marker and its world size
-NEXT_KEY = pytest.StashKey[Any]()  # the item pytest runs after this one (None: the last)
-KEPT_WORLDS = pytest.StashKey[dict[Any, Any]]()  # the kept worlds open in a session, by scope and size
 
 
 class RanksFunction(pytest.Function):
@@ -79,11 +75,6 @@ def is_ranks_item(node: Any) -> bool:
     return isinstance(node, (RanksFunction, ThreadRanksFunction, LaunchedRanksFunction))
 
 
-def is_thread_ranks_item(node: Any) -> bool:
-    """Whether ``node`` is a test that runs on rank threads."""
-    return isinstance(node, ThreadRanksFunction)
-
-
 def closest_mark(collector: pytest.Collector, obj: object) -> pytest.Mark | None:
     """The ``world_size`` mark nearest to ``obj`` (a test function of ``collector``): its own,
     else its class's or module's."""
@@ -121,6 +112,3 @@ def make_ranks_items(items: list[pytest.Item]) -> None:
             item.__class__ = ThreadRanksFunction if checked.ranks == "threads" else RanksFunction
 
 
-def function_arguments(item: pytest.Function) -> list[str]:
-    """The names of the arguments ``item``'s function takes from fixtures."""
-    return [name for name in inspect.signature(item.obj).parameters if name in item.funcargs]
