@@ -173,7 +173,7 @@ class RankSession:
         if excinfo is None or self._problem is not None:
             return
         if excinfo.errisinstance(pytest.xfail.Exception):
-            self._xfail = str(excinfo.value.msg) if hasattr(excinfo.value, "msg") else str(excinfo.value)
+            self._xfail = str(getattr(excinfo.value, "msg", excinfo.value))
         elif excinfo.errisinstance(pytest.skip.Exception):
             self._skip = str(getattr(excinfo.value, "msg", excinfo.value))
         else:

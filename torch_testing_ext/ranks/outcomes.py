@@ -121,11 +121,17 @@ def _problem_phrase(outcome: RankOutcome) -> str:
     return first.removeprefix(f"rank {outcome.rank} ")
 
 
+# A one-line summary is cut to the terminal's width: the likely causes come first. A rank that
+# died or hung usually makes its peers raise (a connection reset) or fail after it.
+_CAUSE_FIRST = {Status.DIED: 0, Status.TIMED_OUT: 1, Status.INTERRUPTED: 2, Status.FAILED: 3, Status.ERROR: 4}
+
+
 def _headline(problems: list[RankOutcome]) -> str:
     """``rank 1 failed: AssertionError: 2.0 != 3.0``; ranks with the same problem share one
-    phrase (``rank 0, 1 timed out after 3 s``), different problems are joined by ``; ``."""
+    phrase (``rank 0, 1 timed out after 3 s``), different problems are joined by ``; ``, deaths
+    first, then timeouts, failures and errors."""
     ranks_by_phrase: dict[str, list[str]] = {}
-    for outcome in problems:
+    for outcome in sorted(problems, key=lambda o: (_CAUSE_FIRST.get(o.status, 5), o.rank)):
         ranks_by_phrase.setdefault(_problem_phrase(outcome), []).append(str(outcome.rank))
     return "; ".join(f"rank {', '.join(ranks)} {phrase}" for phrase, ranks in ranks_by_phrase.items())
 
