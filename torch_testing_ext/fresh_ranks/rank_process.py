@@ -31,7 +31,7 @@ from ..testcase.tensor_testcase import seed_everything
 from .fork_server import adopt_environment
 
 __all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
-           "resolve_class", "share_cpus", "report_and_exit", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+           "resolve_class", "share_cpus", "report_and_exit", "leave_rank_process", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -163,13 +163,19 @@ def report_and_exit(outcome: RankOutcome, result: Connection, log: Any) -> NoRet
     # pair by pair), and tearing down early makes that peer fail. The supervisor sends the
     # release once no rank is running any more.
     _wait_for_release(result)
+    leave_rank_process(result, log)
+
+
+def leave_rank_process(connection: Connection, log: Any) -> NoReturn:
+    """The last thing a rank process does (fresh or kept): tear down its process groups and
+    multiprocessing's finalizers, close its connection and log, and leave at once, without
+    interpreter teardown (which could hang in library atexit handlers)."""
     try:
         destroy_process_groups()
         release_retired_process_groups()
         run_multiprocessing_finalizers()
-    except BaseException:  # the outcome is sent; leave the reason in the rank's log
+    except BaseException:  # nobody waits for an outcome now; leave the reason in the rank's log
         traceback.print_exc()
-    result.close()
+    connection.close()
     log.flush()
-    # Leave at once: interpreter teardown could hang in library atexit handlers.
     os._exit(0)

@@ -14,14 +14,10 @@ for example on too few devices), so that each test of the class reports it.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
-import traceback
 from multiprocessing.connection import Connection
 
-from .._torch_private import run_multiprocessing_finalizers
-from ..fresh_ranks.rank_process import become_rank, resolve_class, run_test_method
-from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
+from ..fresh_ranks.rank_process import become_rank, leave_rank_process, resolve_class, run_test_method
 from ..ranks.outcomes import RankOutcome, outcome_of
 from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
@@ -85,12 +81,4 @@ def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifel
         sys.stdout.flush()
         sys.stderr.flush()
         connection.send(outcome)
-    try:
-        destroy_process_groups()
-        release_retired_process_groups()
-        run_multiprocessing_finalizers()
-    except BaseException:  # nobody waits for an outcome now; leave the reason in the log
-        traceback.print_exc()
-    connection.close()
-    log.flush()
-    os._exit(0)  # as a per-test rank: no interpreter teardown
+    leave_rank_process(connection, log)

@@ -91,24 +91,40 @@ class PersistentWorld:
 
 
 class ClassWorlds:
-    """The worlds of one test class: the current one, replaced after any test it cannot keep."""
+    """The worlds of one test class: the current one, replaced after any test it cannot keep.
+
+    What a world's ranks run is a subclass's choice (pytest tests on kept ranks run a pytest
+    session): ``target`` with :meth:`_world_task`, on the ranks :meth:`_world_facts` gives.
+    """
 
     failure = RankFailure
+    target: Callable[..., None] = staticmethod(serve_rank)
 
     def __init__(self, test_class: type[unittest.TestCase]) -> None:
         self._module = test_class.__module__
         self._qualname = test_class.__qualname__
-        self._dir = tempfile.mkdtemp(prefix=f"{self._qualname}-", dir=fork_server.run_directory())
+        self._open(self._qualname)
+
+    def _open(self, name: str) -> None:
+        """No world yet; the directory the worlds will live in."""
+        self._dir = tempfile.mkdtemp(prefix=f"{name}-", dir=fork_server.run_directory())
         self._current: PersistentWorld | None = None
         self._generation = 0
+
+    def _world_task(self) -> object:
+        """What every rank of a new world is told to run (the class's tests)."""
+        # A world's ranks see the test process's environment as it is when the world starts.
+        return WorldTask(self._module, self._qualname, dict(os.environ))
+
+    def _world_facts(self, world_size: int, world_dir: str) -> list[RankFacts]:
+        """The ranks of a new world, on this machine's devices."""
+        return world_facts(world_size, world_dir)
 
     def _start(self, world_size: int, context: ForkServerContext) -> PersistentWorld:
         self._generation += 1
         world_dir = os.path.join(self._dir, f"world-{self._generation}")
         os.mkdir(world_dir)
-        # A world's ranks see the test process's environment as it is when the world starts.
-        world = WorldTask(self._module, self._qualname, dict(os.environ))
-        return PersistentWorld(world, world_facts(world_size, world_dir), context)
+        return PersistentWorld(self._world_task(), self._world_facts(world_size, world_dir), context, self.target)
 
     def run(self, test: unittest.TestCase, settings: RunSettings) -> Verdict:
         """Run ``test``'s method on the kept world (a new one if none of its size is kept)."""
@@ -119,11 +135,12 @@ class ClassWorlds:
                               look_for_leftovers=settings.leftover_policy == "fail")
         return verdict_with_leftovers(ended, settings.leftover_policy, test.id())
 
-    def run_task(self, task: RankTask, world_size: int, timeout: float, context: ForkServerContext,
-                 look_for_leftovers: bool = False) -> RanksEnded:
+    def run_task(self, task: object, world_size: int, timeout: float, context: ForkServerContext,
+                 look_for_leftovers: bool = False, last: bool = False) -> RanksEnded:
         """Run ``task`` on the kept world (a new one of ``world_size`` ranks if none is kept);
-        close the world if it cannot be kept, and say what its ranks left running: found when
-        the world closes, and after every test if ``look_for_leftovers`` (a scan of /proc)."""
+        close the world if it cannot be kept or the task is its ``last``, and say what its
+        ranks left running: found when the world closes, and after every test if
+        ``look_for_leftovers`` (a scan of /proc)."""
         interrupts.install_sigterm_handler()
         leftovers: list[Leftover] = []
         try:
@@ -135,7 +152,7 @@ class ClassWorlds:
             outcomes = self._current.run(task, timeout)
             if look_for_leftovers:
                 leftovers += self._current.leftovers()
-            if not self._current.keeps_after(outcomes):
+            if last or not self._current.keeps_after(outcomes):
                 leftovers += self._current.close()
                 self._current = None
         except BaseException:  # Ctrl-C, SIGTERM: nothing of this world stays

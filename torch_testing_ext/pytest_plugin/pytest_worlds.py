@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import unittest
 from collections.abc import Callable
 from typing import Any
@@ -32,10 +31,9 @@ import pytest
 from .. import devices
 from ..fresh_ranks import fork_server, supervisor
 from ..fresh_ranks.fresh_world import verdict_with_leftovers, world_facts
-from ..fresh_ranks.leftovers import Leftover
 from ..fresh_ranks.supervisor import RanksEnded
-from ..kept_ranks.kept_world import PersistentWorld
-from ..ranks import interrupts, settings
+from ..kept_ranks.kept_world import ClassWorlds
+from ..ranks import settings
 from ..ranks.outcomes import RankFailure, RankOutcome, Verdict, raise_verdict
 from ..ranks.rank_facts import RankFacts, current_rank_facts
 from ..reporting.status import Status
@@ -132,38 +130,41 @@ def _next_in_world(item: pytest.Item, size: int) -> str | None:
     return nextitem.nodeid if same else None
 
 
+class _ScopeWorlds(ClassWorlds):
+    """The kept worlds of one class (or module) of pytest tests: each rank runs a pytest
+    session over the test file (``rank_session.serve_pytest_rank``)."""
+
+    target = staticmethod(rank_session.serve_pytest_rank)
+
+    def __init__(self, item: pytest.Function, mark: WorldSizeMark, options: list[str]) -> None:
+        self._path = str(item.path)
+        self._mark = mark
+        self._options = tuple(options)
+        self._open(re.sub(r"[^\w.-]", "_", _scope(item))[-60:])
+
+    def _world_task(self) -> object:
+        return rank_session.PytestWorldTask(self._options, self._path, rank_session.rank_environment(dict(os.environ)))
+
+    def _world_facts(self, world_size: int, world_dir: str) -> list[RankFacts]:
+        return rank_facts_for(self._mark, world_size, world_dir)
+
+
 def _run_kept(item: pytest.Function, mark: WorldSizeMark, size: int, timeout: float, options: list[str],
               look_for_leftovers: bool) -> RanksEnded:
-    interrupts.install_sigterm_handler()
-    worlds: dict[Any, PersistentWorld] = item.config.stash.setdefault(KEPT_WORLDS, {})
-    key = (_scope(item), size)
-    leftovers: list[Leftover] = []
-    world = worlds.get(key)
+    """Run ``item`` on its scope's kept world; the world closes after the scope's last test."""
+    worlds: dict[str, _ScopeWorlds] = item.config.stash.setdefault(KEPT_WORLDS, {})
+    scope = _scope(item)
+    scope_worlds = worlds.get(scope) or worlds.setdefault(scope, _ScopeWorlds(item, mark, options))
+    next_nodeid = _next_in_world(item, size)
     try:
-        if world is None:
-            world_dir = tempfile.mkdtemp(prefix="kept-", dir=fork_server.run_directory())
-            try:
-                facts = rank_facts_for(mark, size, world_dir)
-            except BaseException:
-                os.rmdir(world_dir)
-                raise
-            task = rank_session.PytestWorldTask(tuple(options), str(item.path),
-                                                rank_session.rank_environment(dict(os.environ)))
-            world = worlds[key] = PersistentWorld(task, facts, _context(options),
-                                                  target=rank_session.serve_pytest_rank)
-        next_nodeid = _next_in_world(item, size)
-        outcomes = world.run(rank_session.KeptTest(item.nodeid, next_nodeid, current_seed()), timeout)
-        if look_for_leftovers:
-            leftovers += world.leftovers()
-        if next_nodeid is None or not world.keeps_after(outcomes):
-            del worlds[key]
-            leftovers += world.close()
-    except BaseException:  # Ctrl-C, SIGTERM: nothing of this world stays
-        if world is not None:
-            worlds.pop(key, None)
-            world.close()
+        ended = scope_worlds.run_task(rank_session.KeptTest(item.nodeid, next_nodeid, current_seed()), size,
+                                      timeout, _context(options), look_for_leftovers, last=next_nodeid is None)
+    except BaseException:  # a skip before any rank, Ctrl-C: run_task closed the scope's worlds
+        worlds.pop(scope, None)
         raise
-    return RanksEnded(outcomes, leftovers)
+    if next_nodeid is None:
+        worlds.pop(scope).close()
+    return ended
 
 
 def close_kept_worlds(config: pytest.Config) -> None:

@@ -280,8 +280,7 @@ def serve_pytest_rank(world: PytestWorldTask, facts: RankFacts, connection: Conn
                       lifeline: Connection) -> None:
     """Entry point of a kept rank: a session over the world's file that runs each
     :class:`KeptTest` received on ``connection`` and answers its outcome, until ``None``."""
-    from .._torch_private import run_multiprocessing_finalizers
-    from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
+    from ..fresh_ranks.rank_process import leave_rank_process
 
     log = _become(facts, world.environ, lifeline)
     session = _KeptSession(facts, connection)
@@ -289,12 +288,4 @@ def serve_pytest_rank(world: PytestWorldTask, facts: RankFacts, connection: Conn
         pytest.main([*world.options, *_basetemp(facts), world.path], plugins=[session])
     except BaseException:  # the test process sees the rank end without an outcome; the log says why
         traceback.print_exc()
-    try:
-        destroy_process_groups()
-        release_retired_process_groups()
-        run_multiprocessing_finalizers()
-    except BaseException:
-        traceback.print_exc()
-    connection.close()
-    log.flush()
-    os._exit(0)
+    leave_rank_process(connection, log)
