@@ -731,14 +731,14 @@ def set_functional_collective_op(name: str, op: Any) -> None:
     setattr(torch.ops._c10d_functional, name, op)
 
 
-@_private("torch._dynamo.eval_frame.set_code_exec_strategy, torch._dynamo.types.FrameExecStrategy")
+@_private("torch._C._dynamo.eval_frame.set_code_exec_strategy, _FrameExecStrategy, _FrameAction")
 def never_compile_frames(code: Any) -> None:
     """Make ``torch.compile`` run frames of ``code``, and what they call, as they are, never
-    compiling them as frames of their own (tracing through a call to them is unchanged)."""
-    from torch._dynamo.eval_frame import set_code_exec_strategy
-    from torch._dynamo.types import FrameAction, FrameExecStrategy
+    compiling them as frames of their own (tracing through a call to them is unchanged).
+    Through torch's C extension: importing ``torch._dynamo`` would cost a second or two."""
+    from torch._C._dynamo.eval_frame import _FrameAction, _FrameExecStrategy, set_code_exec_strategy
 
-    set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+    set_code_exec_strategy(code, _FrameExecStrategy(_FrameAction.SKIP, _FrameAction.SKIP))
 
 
 @_private("torch.distributed.distributed_c10d._resolve_process_group")

@@ -154,9 +154,17 @@ def facts() -> DeviceFacts:
 
 
 def export_facts(environ: dict[str, str] | None = None) -> None:
-    """Store the facts in ``environ`` (default ``os.environ``) for processes started later."""
+    """Store the facts in ``environ`` (default ``os.environ``) for processes started later.
+
+    On a CUDA machine the compute capability is asked here first (initialising CUDA in this
+    process): the fork server, which imports test modules whose flags (``SM80OrLater``) read
+    it, must find it answered, since asking there would initialise CUDA in every rank's parent.
+    """
+    known = facts()
+    if known.accelerator == "cuda" and known.cuda_capability == UNPROBED:
+        known = dataclasses.replace(known, cuda_capability=cuda_capability())
     target = os.environ if environ is None else environ
-    target[FACTS_ENV] = json.dumps(dataclasses.asdict(facts()))
+    target[FACTS_ENV] = json.dumps(dataclasses.asdict(known))
 
 
 def accelerator_type() -> str | None:
@@ -283,8 +291,8 @@ class LazyFlag:
 
 def cuda_capability_at_least(major: int, minor: int) -> bool:
     """Whether this machine has CUDA devices of compute capability ``(major, minor)`` or newer
-    (upstream's ``SM80OrLater`` & co); False without CUDA. Read from the facts, so asking does
-    not initialise CUDA in a process that forks later."""
+    (upstream's ``SM80OrLater`` & co); False without CUDA. In a process started by the harness
+    (the fork server, its ranks) the answer comes with the exported facts."""
     capability = cuda_capability()
     return capability is not None and capability >= (major, minor)
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 from torch_testing_ext.collectives import inject_fault
 from torch_testing_ext.common_utils import TestCase, run_tests
@@ -85,11 +86,22 @@ class TestLedgerData(TestCase):
         found = first_divergence(other)
         self.assertEqual((found.group, found.seq, found.calls[0].op, found.calls[1].tensors),
                          ("0", 2, "barrier", "float32[2]"))
-        # A sub-group's calls are compared among its members only; the earliest call number wins.
-        sub = {0: ledger(0, call(1, group="1", ranks=(0, 1)), call(1), call(2)),
-               1: ledger(1, call(1, group="1", ranks=(0, 1)), call(1), call(2, "barrier", "")),
-               2: ledger(2, call(1), call(2))}
-        self.assertEqual(first_divergence({0: sub[0], 1: sub[1]}).seq, 2)
+        # A sub-group's calls are compared among its members only (rank 2 is not one, and makes
+        # none); over groups, the lowest call number at which one differs wins.
+        world, sub = (0, 1, 2), (0, 1)
+        ledgers3 = {0: ledger(0, call(1, ranks=world), call(1, group="1", ranks=sub), call(2, ranks=world),
+                              call(2, group="1", ranks=sub)),
+                    1: ledger(1, call(1, ranks=world), call(1, group="1", ranks=sub), call(2, ranks=world),
+                              call(2, "barrier", "", group="1", ranks=sub)),
+                    2: ledger(2, call(1, ranks=world), call(2, "barrier", "", ranks=world))}
+        found = first_divergence(ledgers3)
+        self.assertEqual((found.group, found.seq, sorted(found.calls)), ("0", 2, [0, 1, 2]))
+        del ledgers3[2]  # without rank 2, group 0 agrees; group 1 differs at its call 2
+        found = first_divergence(ledgers3)
+        self.assertEqual((found.group, found.seq, sorted(found.calls)), ("1", 2, [0, 1]))
+        ledgers3[1].calls[3] = call(2, group="1", ranks=sub)
+        ledgers3[0].calls[1] = call(1, "barrier", "", group="1", ranks=sub)  # group 1 now differs at call 1
+        self.assertEqual((first_divergence(ledgers3).group, first_divergence(ledgers3).seq), ("1", 1))
         missing = first_divergence({0: ledger(0, call(1), call(2)), 1: ledger(1, call(1))})
         self.assertEqual((missing.seq, missing.calls[1]), (2, None))
 
@@ -146,6 +158,17 @@ class TestLedgerData(TestCase):
                 cut.write('[3, "all_re')
             self.assertEqual(read_ledger_file(path), ledger(1, call(1), call(2, "barrier", "")))
         self.assertIsNone(read_ledger_file(os.path.join(directory, "gone")))
+
+    def test_nothing_is_recorded_when_the_setting_is_off(self):
+        from torch_testing_ext.collectives import current_calls, recording
+
+        with mock.patch.dict(os.environ, {"TORCH_TESTING_EXT_COLLECTIVES": "off"}):
+            self.assertIsNone(recording.begin(0))
+            self.assertEqual(current_calls(), [])
+            self.assertIsNone(recording.end())
+        with mock.patch.dict(os.environ, {"TORCH_TESTING_EXT_COLLECTIVES": "record"}):
+            self.assertIsNotNone(recording.begin(0))
+            self.assertIsNotNone(recording.end())
 
     def test_a_group_c10d_does_not_know_is_named_by_its_type(self):
         from torch_testing_ext.collectives.recording import Recorder

@@ -1,5 +1,6 @@
 """Self-tests of the device facts and the upstream-named flags computed from them."""
 
+import dataclasses
 import json
 import os
 from unittest import mock
@@ -29,6 +30,16 @@ class TestDeviceFacts(TestCase):
     def test_rank_device(self):
         expected = f"{devices.accelerator_type()}:1" if devices.accelerator_type() else "cpu"
         self.assertEqual(devices.rank_device(1), expected)
+
+    def test_a_cuda_machines_capability_is_exported_answered(self):
+        # The fork server must not ask CUDA itself (its forked ranks could not use CUDA).
+        unasked = dataclasses.replace(devices.facts(), accelerator="cuda", device_count=2,
+                                      cuda_capability=devices.UNPROBED)
+        environ = {}
+        with mock.patch.object(devices, "facts", lambda: unasked), \
+                mock.patch("torch.cuda.get_device_capability", lambda device=0: (9, 0)):
+            devices.export_facts(environ)
+        self.assertEqual(json.loads(environ[devices.FACTS_ENV])["cuda_capability"], [9, 0])
 
     def test_exported_facts_are_read_back_without_probing(self):
         environ = {}

@@ -110,7 +110,7 @@ class ArmedFault:
         self.fired = False
         self._acting: Call | None = None
 
-    def on_call(self, call: Call, recorder: Any) -> Call:
+    def on_call(self, call: Call) -> Call:
         """The ledger's entry for ``call``: marked when this fault fires on it."""
         if call.op != self.fault.op or self.fired:
             return call

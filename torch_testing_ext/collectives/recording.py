@@ -53,12 +53,10 @@ C10D_OPS = {
 }
 P2P_OPS = frozenset({"send", "recv", "isend", "irecv", "batch_isend_irecv", "send_object_list", "recv_object_list",
                      "batch_p2p_ops"})
-# Not collectives: waiting for one, and the in-place variants' bookkeeping.
-_NOT_RECORDED_FUNCTIONAL = frozenset({"wait_tensor"})
 
 _installed = False
 _install_lock = threading.Lock()
-_thread = threading.local()  # .recorder: a rank thread's
+_thread = threading.local()  # .recorder: a rank thread's; .busy: inside a recorded call
 _process_recorder: Recorder | None = None
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -76,17 +74,17 @@ class Recorder:
     def __init__(self, rank: int, path: str | None, lockstep: bool, faults: Sequence[Any] = ()) -> None:
         self.ledger = Ledger(rank, lockstep=lockstep)
         self.faults = list(faults)
-        self.busy = False  # inside a recorded call: what it calls is part of it
         self._sink = LedgerFile(path, rank, lockstep) if path else None
         self._seq: dict[str, int] = {}
         self._groups: dict[Any, tuple[str, tuple[int, ...]]] = {}
 
     def group(self, group: Any) -> tuple[str, tuple[int, ...]]:
         """The name and global ranks of a process group (or of a group name)."""
-        key = group if isinstance(group, str) else id(group)
-        known = self._groups.get(key)
+        # Keyed by the group itself, which the cache keeps alive for the test: a destroyed
+        # group's id could come back as a new group's.
+        known = self._groups.get(group)
         if known is None:
-            known = self._groups[key] = _group_facts(group)
+            known = self._groups[group] = _group_facts(group)
         return known
 
     def record(self, op: str, group: Any, tensors: str, site: str, note: str = "") -> Call:
@@ -96,7 +94,7 @@ class Recorder:
         call = Call(seq, op, name, ranks, tensors, site, op not in P2P_OPS, note)
         if self.faults:
             for fault in self.faults:
-                call = fault.on_call(call, self)
+                call = fault.on_call(call)
         self.ledger.calls.append(call)
         if self._sink is not None:
             self._sink.write(call)
@@ -169,9 +167,9 @@ def _is_internal(filename: str) -> bool:
     return known
 
 
-def user_site(depth: int = 2) -> str:
-    """``file.py:line`` of the first frame above ours that is neither torch's nor ours."""
-    frame = caller_frame(depth)
+def user_site() -> str:
+    """``file.py:line`` of the first frame above the wrapper that is neither torch's nor ours."""
+    frame = caller_frame(2)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
@@ -213,21 +211,17 @@ def _wrap_c10d(op: str, original: Callable[..., Any], contribution: str | None) 
         if torch.compiler.is_compiling():  # first: what follows would break Dynamo's graph
             return original(*args, **kwargs)
         recorder = current_recorder()
-        if recorder is None or recorder.busy:
+        if recorder is None or getattr(_thread, "busy", False):
             return original(*args, **kwargs)
-        recorder.busy = True
+        _thread.busy = True  # inside a recorded call (this thread's): what it calls is part of it
         try:
             group = _argument(args, kwargs, group_index, "group") or dist.group.WORLD
             tensors = describe_tensors(_argument(args, kwargs, tensor_index, contribution))
             recorder.record(op, group, tensors, user_site())
             return original(*args, **kwargs)
         finally:
-            recorder.busy = False
+            _thread.busy = False
 
-    recorded.__tte_recorded__ = original  # type: ignore[attr-defined]  # marks (and undoes) the wrapper
-    # Called from code torch.compile runs eagerly (FSDP's hooks), the wrapper's frame would be
-    # compiled as a frame of its own: one more graph. Traced through, it is inlined as before.
-    never_compile_frames(recorded.__code__)  # type: ignore[attr-defined]  # functools.wraps hides the function type
     return recorded
 
 
@@ -246,9 +240,9 @@ class _RecordedOp:
         if torch.compiler.is_compiling():  # first: what follows would break Dynamo's graph
             return self._op(*args, **kwargs)
         recorder = current_recorder()
-        if recorder is None or recorder.busy:
+        if recorder is None or getattr(_thread, "busy", False):
             return self._op(*args, **kwargs)
-        recorder.busy = True
+        _thread.busy = True
         try:
             group = kwargs.get("group_name", args[-1] if args else None)
             if isinstance(group, str):
@@ -256,7 +250,7 @@ class _RecordedOp:
                                 note="functional")
             return self._op(*args, **kwargs)
         finally:
-            recorder.busy = False
+            _thread.busy = False
 
 
 def install() -> None:
@@ -268,14 +262,16 @@ def install() -> None:
         c10d = dist.distributed_c10d
         for op, contribution in C10D_OPS.items():
             original = getattr(c10d, op, None)
-            if original is None or hasattr(original, "__tte_recorded__"):
+            if original is None:
                 continue
             wrapper = _wrap_c10d(op, original, contribution)
             setattr(c10d, op, wrapper)
             if getattr(dist, op, None) is original:
                 setattr(dist, op, wrapper)
-        never_compile_frames(_RecordedOp.__call__.__code__)
         for name, op in functional_collective_ops().items():
-            if name not in _NOT_RECORDED_FUNCTIONAL and not isinstance(op, _RecordedOp):
-                set_functional_collective_op(name, _RecordedOp(name, op))
+            set_functional_collective_op(name, _RecordedOp(name, op))
+        # Called from code torch.compile runs eagerly (FSDP1's hooks), a wrapper's frame would be
+        # compiled as a frame of its own: one more graph. Traced through, it is inlined as before.
+        never_compile_frames(wrapper.__code__)  # every c10d wrapper shares this code
+        never_compile_frames(_RecordedOp.__call__.__code__)
         _installed = True

@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 from .. import devices
 from ..ranks.skip_checks import skip_when
-from .device_skips import _device_type_of
+from .device_decorators import _device_type_of
 
 __all__ = ["Capability", "CapabilityName", "CapabilityGroup", "requires_capabilities",
            "declared_capabilities", "capabilities_of"]

@@ -17,20 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from .. import devices
 from ..ranks.skip_checks import skip_when
+from .device_decorators import _device_type_of
 
 __all__ = ["skipIf", "skipCPUIf", "skipCUDAIf", "skipXPUIf", "skipMetaIf", "skipMeta", "ops",
            "OPS_UNAVAILABLE"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _device_type_of(test: Any) -> str:
-    kind = getattr(test, "device_type", None)
-    if callable(kind):
-        kind = kind()
-    return str(kind or devices.device_type())
 
 
 class skipIf:

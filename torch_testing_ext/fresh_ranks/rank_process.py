@@ -25,7 +25,7 @@ from .._torch_private import run_multiprocessing_finalizers
 from ..collectives.rank_ledger import begin_test, end_test
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..ranks.outcomes import RankOutcome, outcome_of
-from ..ranks.rank_facts import RankFacts, RankHooks, RankTask, current_rank_facts, enter_rank
+from ..ranks.rank_facts import RankFacts, RankHooks, RankTask, enter_rank
 from ..reporting.status import Status
 from ..testcase.tensor_testcase import seed_everything
 from .fork_server import adopt_environment
@@ -101,22 +101,21 @@ def run_between_hooks(test: RankHooks, method: str, seed: int) -> None:
         test.tearDownRank()
 
 
-def run_test_method(task: RankTask, rank: int) -> RankOutcome:
-    """Run ``task``'s method as ``rank`` (seeded, between the rank hooks, its collective calls
-    recorded) and say how it ended."""
+def run_test_method(task: RankTask, facts: RankFacts) -> RankOutcome:
+    """Run ``task``'s method as the rank ``facts`` describes (seeded, between the rank hooks,
+    its collective calls recorded) and say how it ended."""
     try:
         cls = resolve_class(task.module, task.qualname)
     except BaseException as error:  # the test's class cannot be found: the rank's outcome
-        return outcome_of(rank, error)
-    facts = current_rank_facts()
-    faults = begin_test(facts, getattr(cls, task.method, None), cls) if facts is not None else []
+        return outcome_of(facts.rank, error)
+    faults = begin_test(facts, getattr(cls, task.method, None), cls)
     try:
         run_between_hooks(cls(task.method), task.method, task.seed)
     except BaseException as error:  # every ending of the test is the rank's outcome
-        outcome = outcome_of(rank, error)
+        outcome = outcome_of(facts.rank, error)
     else:
-        outcome = RankOutcome(rank, Status.PASSED)
-    return end_test(outcome, faults) if facts is not None else outcome
+        outcome = RankOutcome(facts.rank, Status.PASSED)
+    return end_test(outcome, faults)
 
 
 def share_cpus(world_size: int) -> None:
@@ -149,7 +148,7 @@ def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Con
     RankOutcome on ``result``, then wait for the supervisor's release on ``result`` before
     tearing down and exiting."""
     log = become_rank(facts, task.environ, lifeline)
-    report_and_exit(run_test_method(task, facts.rank), result, log)
+    report_and_exit(run_test_method(task, facts), result, log)
 
 
 def report_and_exit(outcome: RankOutcome, result: Connection, log: Any) -> NoReturn:

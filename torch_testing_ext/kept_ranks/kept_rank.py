@@ -77,7 +77,7 @@ def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifel
             break
         if task is None:
             break
-        outcome = refusal or checked_for_leaks(run_test_method(task, facts.rank), before)
+        outcome = refusal or checked_for_leaks(run_test_method(task, facts), before)
         sys.stdout.flush()
         sys.stderr.flush()
         connection.send(outcome)

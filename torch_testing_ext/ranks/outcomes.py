@@ -16,7 +16,7 @@ from .ledger_report import divergence_report, first_divergence
 from .skip_codes import skip_reason_for_system_exit
 
 __all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "outcome_of",
-           "combine", "combine_outcomes", "raise_verdict"]
+           "combine", "raise_verdict"]
 
 __unittest = True
 
