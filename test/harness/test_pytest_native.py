@@ -124,6 +124,21 @@ def test_fails_on_rank_1(rank):
     assert rank != 1
 '''
 
+KEPT_SIZES = '''
+import os
+import pytest
+
+PIDS = {}
+
+@pytest.mark.world_size([2, 3], ranks="kept")
+class TestSized:
+    def test_a(self, rank, world_size):
+        PIDS[world_size] = os.getpid()
+
+    def test_b(self, rank, world_size):
+        assert PIDS[world_size] == os.getpid()  # the world test_a of this size ran on
+'''
+
 BAD = {
     "test_zero.py": ("@pytest.mark.world_size(0)", "test_zero.py::test_x: world_size=0: expected a positive integer"),
     "test_kind.py": ('@pytest.mark.world_size(2, ranks="x")',
@@ -229,10 +244,13 @@ class TestInProcess(TestCase):
         options = session_options(config)
         self.assertEqual(options[options.index("--rootdir") + 1], "/r")
         self.assertEqual(options[options.index("-c") + 1], "/r/pytest.ini")
-        for kept in (["-p", "no:randomly"], ["-pmine"], ["-o", "a=1"], ["-Werror"], ["--tb=short"], ["-s"],
-                     ["-p", "their_plugin"], ["--disable-plugin-autoload"]):
+        pairs = list(zip(options, options[1:], strict=False))
+        for kept in (["-p", "no:randomly"], ["-o", "a=1"], ["-p", "their_plugin"], ["-o", "addopts="]):
             with self.subTest(kept):
-                self.assertIn(" ".join(kept), " ".join(options))
+                self.assertIn(tuple(kept), pairs)
+        for kept in ("-pmine", "-Werror", "--tb=short", "-s", "--disable-plugin-autoload"):
+            with self.subTest(kept):
+                self.assertIn(kept, options)
         for dropped in ("--junitxml=x.xml", "fast", "tests/test_x.py", "-n"):
             self.assertNotIn(dropped, options)
 
@@ -358,6 +376,22 @@ class TestThreadRanks(PytestNativeRun):
                       summary_lines(self.result.stdout))
         section = failure_section(self.result.stdout, "test_fails_on_rank_1")
         self.assertIn("[rank 1] AssertionError: assert 1 != 1", section)
+
+
+class TestProjectSettings(TestCase):
+    def test_addopts_are_the_test_processs_and_kept_sizes_keep_their_worlds(self):
+        # addopts that only the test process may act on (a report file: every rank would write
+        # it); a kept class with two sizes runs all tests of one size on one world.
+        run = PytestRun({"pytest.ini": "[pytest]\naddopts = --junitxml=from-addopts.xml\n",
+                         "test_sized.py": KEPT_SIZES})
+        self.addCleanup(run.cleanup)
+        result = run.run("-q")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("4 passed", result.stdout.splitlines()[-1])
+        self.assertTrue((run.root / "from-addopts.xml").exists())
+        self.assertEqual(junit_statuses(run.root / "from-addopts.xml")[0],
+                         {"test_a[2ranks]": "passed", "test_b[2ranks]": "passed", "test_a[3ranks]": "passed",
+                          "test_b[3ranks]": "passed"})
 
 
 class TestBadMarkers(TestCase):

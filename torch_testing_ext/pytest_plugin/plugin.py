@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Generator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -82,9 +82,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     mark = metafunc.definition.get_closest_marker(MARK_NAME)
     if mark is None:
         return
-    sizes = checked_mark(metafunc.definition.nodeid, mark).sizes
-    if len(sizes) > 1:
-        metafunc.parametrize("world_size", sizes, ids=size_id)
+    checked = checked_mark(metafunc.definition.nodeid, mark)
+    if len(checked.sizes) > 1:
+        # On kept ranks, all tests of one size run together (one world each), not by test.
+        kept_scope: Literal["class", "module"] = "class" if metafunc.cls is not None else "module"
+        metafunc.parametrize("world_size", checked.sizes, ids=size_id,
+                             scope=kept_scope if checked.ranks == "kept" else None)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -54,9 +54,9 @@ _SESSION_MODULE = rank_session.__name__  # what the fork server preloads for pyt
 
 
 def timeout_of(mark: WorldSizeMark) -> float:
-    """Seconds for all ranks of one test: the marker's, else ``TORCH_TESTING_EXT_TIMEOUT``,
-    else the default."""
-    return mark.timeout or settings.TIMEOUT.get() or DEFAULT_TEST_TIMEOUT
+    """Seconds for all ranks of one test: ``TORCH_TESTING_EXT_TIMEOUT`` when set (it overrides
+    every class's and marker's, as for the test cases), else the marker's, else the default."""
+    return settings.timeout_seconds("world_size(timeout=...)", mark.timeout or DEFAULT_TEST_TIMEOUT)
 
 
 def rank_facts_for(mark: WorldSizeMark, size: int, test_dir: str) -> list[RankFacts]:
@@ -221,7 +221,7 @@ def _as_unittest_skip(body: Callable[[], None]) -> None:
 def run_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
     """Set up ``item``'s fixtures and run it as this launched rank; raise the verdict of all
     its ranks."""
-    from ..launcher.launched_run import LaunchedTest
+    from ..launcher import launched_run
     from ..ranks.launcher_env import launched_rank, too_few_ranks_reason
 
     launched = launched_rank()
@@ -235,10 +235,7 @@ def run_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: int) 
         pytest.Function.setup(item)
         pytest.Function.runtest(item)
 
-    run = LaunchedTest(_LaunchedTestName(item), launched)  # type: ignore[arg-type]  # only id() is read
-    try:
-        run.begin(timeout)
-        verdict = run.run(lambda: _as_unittest_skip(body), timeout, size)
-    finally:
-        run.end()
+    # The launched run reads the test's id, and its function and class (faults, lockstep).
+    verdict = launched_run.run_as_launched_rank(_LaunchedTestName(item),  # type: ignore[arg-type]
+                                                lambda: _as_unittest_skip(body), timeout, size, launched)
     _raise(item, verdict, [])

@@ -82,16 +82,19 @@ def rank_environment(environ: dict[str, str]) -> dict[str, str]:
     """The environment of a rank's session: the test process's; before pytest 8.4 (no
     ``--disable-plugin-autoload``) without pytest's entry-point scan, whose plugins
     :func:`session_options` names (a scan costs tens of milliseconds per rank and test)."""
+    # The test process's PYTEST_ADDOPTS are in its options already (session_options).
+    environ = {name: value for name, value in environ.items() if name != "PYTEST_ADDOPTS"}
     return environ if _AUTOLOAD_FLAG else {**environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def session_options(config: pytest.Config) -> list[str]:
     """The options a rank's session takes from the test process's: its root directory and
     configuration file, plugins (those loaded by entry point and each ``-p``), ini overrides
-    (``-o``), warning filters, import mode and traceback style; the rank writes no report
+    (``-o``), warning filters, import mode and traceback style; not the configuration's
+    ``addopts`` (report files, ``-n``: the test process's business); the rank writes no report
     files and captures nothing (its output is its log)."""
     options = ["--rootdir", str(config.rootpath), "-s", "-qq", "--no-header", "--no-summary", "-p", "no:cacheprovider",
-               "-p", "no:unraisableexception", "--color=no", f"--tb={config.option.tbstyle}"]
+               "-p", "no:unraisableexception", "--color=no", f"--tb={config.option.tbstyle}", "-o", "addopts="]
     if config.inipath is not None:
         options += ["-c", str(config.inipath)]
     # The plugins the test process loaded by entry point, named: the rank's session skips
@@ -109,7 +112,7 @@ def session_options(config: pytest.Config) -> list[str]:
                 options += [flag, args[index + 1]]
             elif arg.startswith(flag) and arg != flag and not (flag == "-p" and arg.startswith("--")):
                 options.append(arg)
-    return [option for option in options if option not in ("-p xdist", "-pxdist")]
+    return options
 
 
 class RankSession:
@@ -207,6 +210,13 @@ def _basetemp(facts: RankFacts) -> list[str]:
     return ["--basetemp", os.path.join(facts.test_dir, f"tmp-rank{facts.rank}")]
 
 
+def _test_argument(task: PytestRankTask) -> str:
+    """The test's file and its name in it (``file.py::Class::test_x[2ranks]``), so that the
+    rank's session collects that test only, not the whole file."""
+    _, _, name = task.nodeid.partition("::")
+    return f"{task.path}::{name}" if name else task.path
+
+
 def run_pytest_rank(task: PytestRankTask, facts: RankFacts, result: Connection, lifeline: Connection) -> None:
     """Entry point of a fresh rank: run the test ``task`` names in a session of its own, as
     the rank ``facts`` describes; report its outcome, wait for the release, exit."""
@@ -217,7 +227,7 @@ def run_pytest_rank(task: PytestRankTask, facts: RankFacts, result: Connection, 
     session = RankSession(facts.rank, {task.nodeid})
     seed_everything(task.seed)
     try:
-        pytest.main([*task.options, *_basetemp(facts), task.path], plugins=[session])
+        pytest.main([*task.options, *_basetemp(facts), _test_argument(task)], plugins=[session])
         outcome = session.finish(session.outcome(bool(session.items)))
     except BaseException:  # the session itself broke: the rank says how
         outcome = PytestRankOutcome(facts.rank, Status.ERROR, traceback.format_exc())
