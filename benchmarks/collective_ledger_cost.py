@@ -7,9 +7,10 @@ Two measurements:
   4-float ``all_reduce``, then times 1000 more in rank 0; the file runs with each setting in
   turn, ``--repeats`` times interleaved, and the medians are compared (the target of issue #24:
   at most 10% more);
-* ``1 rank, in process``: the same 1000 calls on a world-size-1 gloo group in this process,
-  recorded and not (a collective that costs almost nothing, so the recorder's own cost per call
-  shows: the worst case).
+* ``1 rank, in process``: the same 1000 calls on a world-size-1 gloo group in this process
+  (a collective that costs almost nothing, so the recorder's own cost per call shows: the
+  worst case), with the wrappers installed but nothing recording, recorded in memory, and
+  recorded with each call's line written to a ledger file as a rank does.
 
 Usage::
 
@@ -72,8 +73,9 @@ def two_ranks(directory: Path, mode: str) -> float:
     return float(out.read_text())
 
 
-def one_rank_in_process(recorded: bool) -> float:
-    """Seconds for the calls on a world-size-1 gloo group in this process."""
+def one_rank_in_process(mode: str, directory: Path) -> float:
+    """Seconds for the calls on a world-size-1 gloo group in this process; ``mode``: ``off``
+    (nothing records), ``memory`` or ``file`` (the ledger also written to a file)."""
     import torch
     import torch.distributed as dist
 
@@ -84,15 +86,15 @@ def one_rank_in_process(recorded: bool) -> float:
         t = torch.ones(4)
         for _ in range(CALLS // 5):  # warm up, as the 2-rank file does
             dist.all_reduce(t)
-        if recorded:
-            recording.begin(0)
+        if mode != "off":
+            recording.begin(0, str(directory / "ledger.jsonl") if mode == "file" else None)
         try:
             start = time.perf_counter()
             for _ in range(CALLS):
                 dist.all_reduce(t)
             return time.perf_counter() - start
         finally:
-            if recorded:
+            if mode != "off":
                 recording.end()
     finally:
         dist.destroy_process_group()
@@ -108,22 +110,26 @@ def main() -> None:
 
     recording.install()  # in this process, as the fork server does for its ranks
     times: dict[str, list[float]] = {"record": [], "off": []}
-    local: dict[str, list[float]] = {"record": [], "off": []}
+    local: dict[str, list[float]] = {"off": [], "memory": [], "file": []}
     with tempfile.TemporaryDirectory(prefix="ledger-cost-") as temp:
         directory = Path(temp)
         (directory / "test_calls.py").write_text(CASE)
         for _ in range(args.repeats):
             for mode in ("record", "off"):
                 times[mode].append(two_ranks(directory, mode))
-                local[mode].append(one_rank_in_process(mode == "record"))
+            for mode in local:
+                local[mode].append(one_rank_in_process(mode, directory))
     print(f"# {CALLS} all_reduce calls of 4 floats (gloo, CPU), {args.repeats} runs each, interleaved")
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"# python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {when}")
     print()
-    print("| calls on | record (median) | off (median) | recording costs | per call |")
+    print("| calls on | recorded | not recorded | recording costs | per call |")
     print("|---|---|---|---|---|")
-    for name, results in (("2 ranks (rank 0)", times), ("1 rank, in process", local)):
-        on, off = statistics.median(results["record"]), statistics.median(results["off"])
+    rows = [("2 ranks (rank 0), TORCH_TESTING_EXT_COLLECTIVES=record vs off", times["record"], times["off"]),
+            ("1 rank, in process: in memory", local["memory"], local["off"]),
+            ("1 rank, in process: in memory and its ledger file", local["file"], local["off"])]
+    for name, recorded, unrecorded in rows:
+        on, off = statistics.median(recorded), statistics.median(unrecorded)
         print(f"| {name} | {on * 1000:.1f} ms | {off * 1000:.1f} ms | {(on / off - 1) * 100:+.1f}% | "
               f"{(on - off) / CALLS * 1e6:+.1f} us |")
 

@@ -4,6 +4,8 @@
 
 import io
 import os
+import subprocess
+import sys
 import unittest
 
 import torch
@@ -15,6 +17,7 @@ from torch_testing_ext.distributed.fake_pg import FakeStore
 from torch_testing_ext.fresh_ranks import fork_server
 
 from fixtures import distributed_ranks, rank_hooks
+from fixtures.runs import checkout_env
 
 
 class TestFakeStore(TestCase):
@@ -100,6 +103,17 @@ class TestWithTempDir(TestCase):
         for [directory] in reported.values():
             self.assertTrue(directory.startswith(fork_server.run_directory()), directory)
             self.assertFalse(os.path.exists(directory), "the harness removes it with the test's directory")
+
+
+class TestCheckpointUtilsImport(TestCase):
+    def test_the_face_loads_the_checkpoint_extensions_when_first_asked(self):
+        code = ("import sys\nfrom torch_testing_ext.distributed import checkpoint_utils\n"
+                "before = 'torch.distributed.checkpoint' in sys.modules\n"
+                "checkpoint_utils.Rot13Example\n"
+                "print(before, 'torch.distributed.checkpoint' in sys.modules)")
+        result = subprocess.run([sys.executable, "-c", code], env=checkout_env(), capture_output=True, text=True,
+                                timeout=300)
+        self.assertEqual(result.stdout.split(), ["False", "True"], result.stderr[-2000:])
 
 
 class TestRot13Example(TestCase):

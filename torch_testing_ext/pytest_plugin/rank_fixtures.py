@@ -7,7 +7,7 @@ fixtures. ``process_group`` is the default group: on fresh ranks made for the te
 test's rendezvous file (no fixed port) and destroyed after it; on kept ranks made once when
 the world starts and kept for its tests. On thread ranks the test's fixtures are set up once,
 in the test's thread, and each rank thread gets its own values of these five (see
-``thread_ranks_call``). Imports no torch until a fixture is set up.
+``pytest_worlds.run_on_rank_threads``). Imports no torch until a fixture is set up.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import pytest
 from ..ranks.rank_facts import RankFacts, current_rank_facts
 from .item_state import ThreadRankValue, runs_on_threads
 
-__all__ = ["RANK_FIXTURES", "rank", "world_size", "device", "backend", "process_group",
+__all__ = ["rank", "world_size", "device", "backend", "process_group",
            "KEPT_GROUP"]
 
-RANK_FIXTURES = ("rank", "world_size", "device", "backend", "process_group")
 KEPT_GROUP = pytest.StashKey[Any]()  # the default group a kept world made, in its rank session
 
 

@@ -68,31 +68,25 @@ class _Ranks:
         self.world_size = world_size
         self.test_function = test_function  # whose faults and lockstep wish the ranks read
         self.test_class = test_class
-        self.recorders: dict[int, Recorder | None] = {}  # each rank thread's, while it runs
+        self.recorders: dict[int, Recorder | None] = {}  # each rank's: a stuck rank's calls so far
         self.exchange = Exchange()
         self.store = dist.HashStore()
         self.threads: list[threading.Thread] = []
         self._outcomes: dict[int, RankOutcome] = {}
         self._lock = threading.Lock()
 
-    def record(self, rank: int, status: Status, detail: str = "", fail_fast: bool = True) -> None:
-        """Keep ``rank``'s outcome unless it has one; a problem tears the world down (fail fast)."""
+    def record(self, outcome: RankOutcome, fail_fast: bool = True) -> None:
+        """Keep a rank's outcome unless it has one; a problem tears the world down (fail fast)."""
         with self._lock:
-            self._outcomes.setdefault(rank, RankOutcome(rank, status, detail))
-        if status.is_problem and fail_fast:
-            self.exchange.abort(f"rank {rank} {status}")
+            self._outcomes.setdefault(outcome.rank, outcome)
+        if outcome.status.is_problem and fail_fast:
+            self.exchange.abort(f"rank {outcome.rank} {outcome.status}")
 
     def outcomes(self) -> list[RankOutcome]:
-        """Every rank's outcome, with the calls its recorder saw (also a stuck rank's)."""
         with self._lock:
-            outcomes = [self._outcomes.get(rank) or RankOutcome(rank, Status.DIED, "its thread ended "
-                                                                "without reporting an outcome")
-                        for rank in range(self.world_size)]
-        for outcome in outcomes:
-            recorder = self.recorders.get(outcome.rank)
-            if recorder is not None:
-                outcome.ledger = recorder.ledger
-        return outcomes
+            return [self._outcomes.get(rank) or RankOutcome(rank, Status.DIED, "its thread ended "
+                                                            "without reporting an outcome")
+                    for rank in range(self.world_size)]
 
     def alive(self) -> list[int]:
         return [rank for rank, thread in enumerate(self.threads) if thread.is_alive()]
@@ -127,8 +121,7 @@ def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: f
         outcome = RankOutcome(rank, Status.PASSED)
     finally:
         leave_thread_rank()
-    outcome = end_test(outcome, faults, thread=True)
-    ranks.record(rank, outcome.status, outcome.detail)
+    ranks.record(end_test(outcome, faults, thread=True))
 
 
 def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
@@ -138,8 +131,9 @@ def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
     for rank in stuck:
         ident = ranks.threads[rank].ident
         stack = format_user_stack(frames.get(ident) if ident is not None else None)
-        ranks.record(rank, Status.TIMED_OUT,
-                     f"still running after {timeout:g} s; its stack:\n{stack}", fail_fast=False)
+        recorder = ranks.recorders.get(rank)
+        ranks.record(RankOutcome(rank, Status.TIMED_OUT, f"still running after {timeout:g} s; its stack:\n{stack}",
+                                 ledger=None if recorder is None else recorder.ledger), fail_fast=False)
     ranks.exchange.abort(f"the test timed out after {timeout:g} s")
     ranks.join(time.monotonic() + WAKE_GRACE)
     for rank in ranks.alive():  # not in a collective: busy in Python, or blocked in C
