@@ -1,7 +1,10 @@
 """How the ranks' outcomes combine into one verdict, and the one-line headline that names the
 ranks (what pytest's short summary shows). Pure: no rank starts."""
 
+import re
 import unittest
+
+import pytest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.ranks.outcomes import (
@@ -13,6 +16,7 @@ from torch_testing_ext.ranks.outcomes import (
     outcome_of,
     raise_verdict,
 )
+from torch_testing_ext.ranks.skip_codes import TEST_SKIPS
 from torch_testing_ext.reporting.status import Status
 
 
@@ -58,6 +62,48 @@ class TestHeadline(TestCase):
     def test_passes_and_skips_have_no_headline(self):
         self.assertEqual(combine([RankOutcome(0, Status.PASSED)]).headline, "")
         self.assertEqual(combine([RankOutcome(0, Status.SKIPPED, "no GPU")]).headline, "")
+
+
+class TestLeavingTheBody(TestCase):
+    """A rank passes only when its test body returned: every other way out is named."""
+
+    def test_sys_exit_with_any_code_but_a_skip_code_is_an_error_that_says_where(self):
+        for code, shown in [(0, "sys.exit(0)"), (None, "sys.exit()"), ("bye", "sys.exit('bye')")]:
+            with self.subTest(code=code):
+                outcome = failed_with(1, SystemExit(code))
+                self.assertEqual(outcome.status, Status.ERROR)
+                first = outcome.detail.splitlines()[0]
+                self.assertRegex(first, rf"^rank 1 left the test with {re.escape(shown)} at test_rank_verdict.py:\d+$")
+                self.assertEqual(combine([RankOutcome(0, Status.PASSED), outcome]).headline, first)
+
+    def test_upstream_skip_codes_stay_skips(self):
+        outcome = failed_with(0, SystemExit(TEST_SKIPS["small_worldsize"].exit_code))
+        self.assertEqual((outcome.status, outcome.detail), (Status.SKIPPED, TEST_SKIPS["small_worldsize"].message))
+
+    def test_keyboard_interrupt_and_other_base_exceptions(self):
+        class Escape(BaseException):
+            pass
+
+        for error, shown in [(KeyboardInterrupt(), "KeyboardInterrupt"), (Escape(), "Escape"),
+                             (GeneratorExit(), "GeneratorExit")]:
+            with self.subTest(error=shown):
+                outcome = failed_with(2, error)
+                self.assertEqual(outcome.status, Status.ERROR)
+                self.assertTrue(outcome.detail.startswith(f"rank 2 left the test with {shown} at "), outcome.detail)
+
+    def test_pytest_outcomes_keep_their_meaning_and_exit_is_named(self):
+        outcome = failed_with(0, pytest.skip.Exception("no GPU here"))
+        self.assertEqual((outcome.status, outcome.detail), (Status.SKIPPED, "no GPU here"))
+        outcome = failed_with(0, pytest.fail.Exception("wrong sum"))
+        self.assertEqual(outcome.status, Status.FAILED)
+        self.assertIn("wrong sum", outcome.detail)
+        outcome = failed_with(1, pytest.exit.Exception("stop everything"))
+        self.assertEqual(outcome.status, Status.ERROR)
+        self.assertTrue(outcome.detail.startswith("rank 1 left the test with pytest.exit('stop everything') at "
+                                                  "test_rank_verdict.py:"), outcome.detail)
+
+    def test_ordinary_exceptions_are_not_said_to_leave(self):
+        self.assertEqual(failed_with(0, ValueError("x")).detail.splitlines()[0], "Traceback (most recent call last):")
 
 
 class TestRaiseVerdict(TestCase):

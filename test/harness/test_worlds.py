@@ -2,11 +2,12 @@
 its four worlds: the same test body sees the same rank facts on fresh, kept and thread ranks;
 the template decides skips and settings before the world runs, and raises the world's verdict."""
 
+import inspect
 import warnings
 
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
-from torch_testing_ext.ranks.outcomes import RankFailure, Verdict
+from torch_testing_ext.ranks.outcomes import RankError, RankFailure, Verdict
 from torch_testing_ext.ranks.rank_facts import RankFacts, current_rank_facts, enter_thread_rank, leave_thread_rank
 from torch_testing_ext.ranks.world import RunSettings
 from torch_testing_ext.reporting.status import Status
@@ -42,6 +43,21 @@ class TestOneBodyOnEveryWorld(TestCase):
                 self.assertIn(f"{failures[name].__name__}: 1 of 2 ranks did not pass (rank 1)", message)
                 self.assertRegex(message, r"\[rank 1\] AssertionError: .*rank 1 disagrees")
 
+    def test_on_every_world_a_rank_that_leaves_the_body_early_fails(self):
+        # Upstream counts a rank's sys.exit(0) as a pass; a rank passes here only when its test
+        # body returned.
+        errors = {"fresh": RankError, "kept": RankError, "threads": RankError}
+        line = {name: _line_of(world_cases.SameFactsEverywhere, name, text)
+                for name, text in [("test_rank_1_exits_0", "sys.exit(0)"), ("test_rank_1_interrupts", "raise")]}
+        for name, cls in WORLDS.items():
+            for test, how in [("test_rank_1_exits_0", "sys.exit(0)"), ("test_rank_1_interrupts", "KeyboardInterrupt")]:
+                with self.subTest(world=name, test=test):
+                    result = run_case(cls, test)
+                    assert_outcomes(self, result, errors=1)
+                    message = result.errors[0][1]
+                    self.assertIn(f"{errors[name].__name__}: 1 of 2 ranks did not pass (rank 1)", message)
+                    self.assertIn(f"rank 1 left the test with {how} at world_cases.py:{line[test]}", message)
+
 
     def test_a_fresh_test_leaves_another_classs_kept_ranks_alone(self):
         # Everything below the fork server that is not the test's own rank is a leftover of the
@@ -52,6 +68,12 @@ class TestOneBodyOnEveryWorld(TestCase):
             assert_outcomes(self, run_case(world_cases.OnFreshRanks, "test_facts"), passed=1)
         self.assertEqual([str(w.message) for w in caught if issubclass(w.category, LeftoverProcessWarning)], [])
         assert_outcomes(self, run_case(world_cases.OnKeptRanks, "test_facts"), passed=1)
+
+
+def _line_of(cls, method, text):
+    """The line number of the first line of ``cls.method`` that contains ``text``."""
+    lines, first = inspect.getsourcelines(getattr(cls, method))
+    return first + next(i for i, line in enumerate(lines) if text in line)
 
 
 class TestTemplateOnAFakeWorld(TestCase):

@@ -16,7 +16,7 @@ from .ledger_report import divergence_report, first_divergence
 from .skip_codes import skip_reason_for_system_exit
 
 __all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "outcome_of",
-           "combine", "raise_verdict"]
+           "combine", "raise_verdict", "left_the_test_with"]
 
 __unittest = True
 
@@ -64,22 +64,70 @@ class RankError(RanksDidNotPass, RuntimeError):
     """One or more ranks raised, crashed or timed out."""
 
 
+_LIBRARY_DIRS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+def _is_user_file(path: str) -> bool:
+    """Whether ``path`` is the user's code: not the harness's, pytest's or an installed library's."""
+    return not is_harness_file(path) and not any(part in path for part in _LIBRARY_DIRS)
+
+
 def outcome_of(rank: int, error: BaseException) -> RankOutcome:
-    """The outcome of a rank whose test ended by raising ``error``: a skip (``SkipTest``, or
-    ``SystemExit`` with a skip exit code), a pass (``SystemExit(0)``), a failure (an
-    assertion) or an error."""
-    if isinstance(error, unittest.SkipTest):
-        return RankOutcome(rank, Status.SKIPPED, str(error))
+    """The outcome of a rank whose test ended by raising ``error``: a skip (``SkipTest``,
+    ``pytest.skip()``, or ``SystemExit`` with one of upstream's skip exit codes), a failure (an
+    assertion, ``pytest.fail()``) or an error. A test body that is left any other way than by
+    returning (``sys.exit(0)``, ``KeyboardInterrupt``, ``pytest.exit()``, any other
+    ``BaseException``) did not pass: an error whose first line says how and where (``rank 1
+    left the test with sys.exit(0) at test_x.py:12``). Upstream counts ``sys.exit(0)`` as a
+    pass; we do not (docs/migration.md)."""
+    if isinstance(error, unittest.SkipTest) or _is_pytest_outcome(error, "Skipped"):
+        return RankOutcome(rank, Status.SKIPPED, str(getattr(error, "msg", None) or error))
     if isinstance(error, SystemExit):
         code = error.code
         reason = skip_reason_for_system_exit(code) if isinstance(code, int) else None
         if reason:
             return RankOutcome(rank, Status.SKIPPED, reason)
-        if code in (0, None):
-            return RankOutcome(rank, Status.PASSED)
-        return RankOutcome(rank, Status.ERROR, f"SystemExit({code!r})\n{format_test_exception(error)}")
-    status = Status.FAILED if isinstance(error, AssertionError) else Status.ERROR
-    return RankOutcome(rank, status, format_test_exception(error))
+    if isinstance(error, AssertionError) or _is_pytest_outcome(error, "Failed"):
+        return RankOutcome(rank, Status.FAILED, format_test_exception(error, type(error)))
+    how = left_the_test_with(error)
+    if how is not None:
+        where = _user_line(error)
+        headline = f"rank {rank} left the test with {how}" + (f" at {where}" if where else "")
+        return RankOutcome(rank, Status.ERROR, f"{headline}\n{format_test_exception(error)}")
+    return RankOutcome(rank, Status.ERROR, format_test_exception(error))
+
+
+def _is_pytest_outcome(error: BaseException, name: str) -> bool:
+    """Whether ``error`` is pytest's outcome exception ``name`` (``Skipped``, ``Failed``,
+    ``Exit``...), without importing pytest."""
+    mro = type(error).__mro__  # (Skipped and Failed say they are builtins' for display)
+    return any(cls.__name__ == name for cls in mro) and any(cls.__module__ == "_pytest.outcomes" for cls in mro)
+
+
+def left_the_test_with(error: BaseException) -> str | None:
+    """How ``error`` leaves a test body when it is not an exception a test raises to fail:
+    ``sys.exit(0)``, ``KeyboardInterrupt``, ``pytest.exit('why')``, or the class of any other
+    ``BaseException``; None for an ordinary exception (``Exception``'s subclasses)."""
+    if isinstance(error, SystemExit):
+        return "sys.exit()" if error.code is None else f"sys.exit({error.code!r})"
+    if _is_pytest_outcome(error, "Exit"):
+        return f"pytest.exit({str(getattr(error, 'msg', error))!r})"
+    if isinstance(error, Exception):
+        return None
+    return type(error).__name__
+
+
+def _user_line(error: BaseException) -> str | None:
+    """``file.py:12``: the innermost frame of ``error``'s traceback in the user's code (not the
+    harness's, pytest's or an installed library's)."""
+    tb = error.__traceback__
+    line = None
+    while tb is not None:
+        path = tb.tb_frame.f_code.co_filename
+        if _is_user_file(path):
+            line = f"{os.path.basename(path)}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return line
 
 
 def _prefixed(rank: int, text: str) -> str:
@@ -113,6 +161,9 @@ def _exception_line(traceback_text: str) -> str:
 def _problem_phrase(outcome: RankOutcome) -> str:
     """What went wrong on a rank, in a few words after its number: ``failed: AssertionError:
     ...``, ``raised KeyError: 'x'``, ``died from signal SIGSEGV``, ``timed out after 3 s``."""
+    own_words = f"rank {outcome.rank} left the test with "
+    if outcome.detail.startswith(own_words):
+        return outcome.detail.splitlines()[0].removeprefix(f"rank {outcome.rank} ")
     if outcome.status in (Status.FAILED, Status.ERROR):
         line = _exception_line(outcome.detail)
         return f"failed: {line}" if outcome.status is Status.FAILED else f"raised {line}".rstrip()
@@ -139,14 +190,11 @@ def _headline(problems: list[RankOutcome]) -> str:
 _FRAME_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 
 
-_LIBRARY_DIRS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
-
-
 def _current_line(detail: str) -> str | None:
     """The innermost ``file:line`` of the user's code in a stopped rank's stack (its detail):
     not the harness's, not an installed library's."""
     frames = [(path, line) for path, line in _FRAME_LINE.findall(detail)
-              if not is_harness_file(path) and not any(part in path for part in _LIBRARY_DIRS)]
+              if _is_user_file(path)]
     return f"{os.path.basename(frames[-1][0])}:{frames[-1][1]}" if frames else None
 
 
