@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.context
 import multiprocessing.forkserver
 import unittest
 from collections.abc import Callable, Iterator
@@ -24,12 +25,14 @@ __all__ = [
     "ACCESSES",
     "PrivateAccess",
     "PRELOADED_PRIVATE_MODULES",
-    "stop_forkserver",
-    "forkserver_pid",
+    "forkserver_context_of",
+    "ServerProcess",
+    "forkserver_process",
+    "forget_forkserver",
     "stop_resource_tracker",
     "run_multiprocessing_finalizers",
     "call_after_multiprocessing_exit",
-    "set_multiprocessing_tempdir",
+    "multiprocessing_tempdir",
     "triton_has_backend",
     "register_fake_backend",
     "active_ddp_module",
@@ -118,13 +121,84 @@ def _private(touches: str) -> Callable[[_F], _F]:
 
 # -- CPython --------------------------------------------------------------------------------
 
-@_private("multiprocessing.forkserver._forkserver._stop()")
-def stop_forkserver() -> None:
-    """Stop the running fork server, so the next one starts with a new preload list.
+@_private("multiprocessing.forkserver.ForkServer(), an instance of our own beside the process-wide one, and "
+          "multiprocessing.popen_forkserver.Popen._launch run with 'forkserver' bound to it")
+def forkserver_context_of(server: multiprocessing.forkserver.ForkServer) -> multiprocessing.context.ForkServerContext:
+    """A ``forkserver`` context whose processes are forked from ``server`` (a
+    ``multiprocessing.forkserver.ForkServer()`` of the caller's own), not from the one server
+    the process shares with every other user of ``get_context("forkserver")``.
 
-    CPython 3.10-3.13 offer no public way to change what a running server preloaded.
+    CPython offers no public way to choose the server: its ``Popen._launch`` asks the module's
+    ``connect_to_new_process``. Ours runs that same function (each Python's own) with the name
+    ``forkserver`` bound to a view of the module whose ``connect_to_new_process`` is
+    ``server``'s.
     """
-    multiprocessing.forkserver._forkserver._stop()  # type: ignore[attr-defined]  # not in typeshed
+    import multiprocessing.popen_forkserver as popen_forkserver
+    import types
+
+    module = multiprocessing.forkserver
+
+    class _ServerView(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            return getattr(module, name)
+
+    view = _ServerView(module.__name__)
+    view.connect_to_new_process = server.connect_to_new_process  # type: ignore[attr-defined]  # the view's own
+    launch_globals = {**popen_forkserver.__dict__, "forkserver": view}
+    base_launch = popen_forkserver.Popen._launch  # type: ignore[attr-defined]  # not in typeshed
+
+    class _Popen(popen_forkserver.Popen):
+        _launch = types.FunctionType(base_launch.__code__, launch_globals, base_launch.__name__,
+                                     base_launch.__defaults__, base_launch.__closure__)
+
+    key = len(_SERVER_POPENS)
+    _SERVER_POPENS[key] = _Popen
+
+    class _Context(multiprocessing.context.ForkServerContext):
+        def Process(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]  # made, not a class
+            process = ServerProcess(*args, **kwargs)
+            process.server_key = key
+            return process
+
+    return _Context()
+
+
+# The Popen classes of forkserver_context_of's servers, by key: a process object is pickled
+# for its server, so its class is this module's, and it names its server by a number.
+_SERVER_POPENS: dict[int, Any] = {}
+
+
+class ServerProcess(multiprocessing.context.ForkServerProcess):
+    """A process forked from the server of a context that :func:`forkserver_context_of` made."""
+
+    server_key = -1
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        return _SERVER_POPENS[process_obj.server_key](process_obj)
+
+
+@_private("multiprocessing.forkserver.ForkServer._forkserver_pid, _forkserver_alive_fd")
+def forkserver_process(server: multiprocessing.forkserver.ForkServer) -> tuple[int | None, int | None]:
+    """The pid of ``server``'s process (None when it has not started) and the write end of
+    its "alive" pipe, which it watches: it exits once every holder closed it."""
+    return server._forkserver_pid, server._forkserver_alive_fd  # type: ignore[attr-defined]  # not in typeshed
+
+
+@_private("multiprocessing.forkserver.ForkServer._forkserver_pid, _forkserver_alive_fd, _forkserver_address")
+def forget_forkserver(server: multiprocessing.forkserver.ForkServer) -> None:
+    """Make ``server`` forget its process (stopped, killed, or reaped by someone else), so
+    that its next ``ensure_running()`` starts a new one; its socket file is removed. Closes
+    no descriptor: the caller closes the alive pipe if it is still the server's."""
+    import os
+
+    address = server._forkserver_address  # type: ignore[attr-defined]  # not in typeshed
+    if isinstance(address, str) and not address.startswith("\0"):
+        with contextlib.suppress(OSError):
+            os.unlink(address)
+    server._forkserver_address = None  # type: ignore[attr-defined]  # not in typeshed
+    server._forkserver_alive_fd = None  # type: ignore[attr-defined]  # not in typeshed
+    server._forkserver_pid = None  # type: ignore[attr-defined]  # not in typeshed
 
 
 @_private("multiprocessing.resource_tracker._resource_tracker._stop()")
@@ -146,13 +220,22 @@ def forkserver_pid() -> int | None:
 
 
 @_private("multiprocessing.current_process()._config['tempdir']")
-def set_multiprocessing_tempdir(path: str) -> str:
-    """Make ``path`` multiprocessing's temp directory (its sockets) unless one is set already.
-
-    Returns the directory in use.
-    """
+@contextlib.contextmanager
+def multiprocessing_tempdir(path: str) -> Iterator[None]:
+    """Make ``path`` multiprocessing's temp directory (where a starting fork server's socket
+    goes) for the duration of the block, then what it was before (other users of
+    multiprocessing in this process keep theirs)."""
     config = multiprocessing.current_process()._config  # type: ignore[attr-defined]  # not in typeshed
-    return config.setdefault("tempdir", path)
+    missing = object()
+    before = config.get("tempdir", missing)
+    config["tempdir"] = path
+    try:
+        yield
+    finally:
+        if before is missing:
+            config.pop("tempdir", None)
+        else:
+            config["tempdir"] = before
 
 
 @_private("multiprocessing.util._run_finalizers(0)")

@@ -8,16 +8,25 @@ server also imports the test file itself (whether it runs as ``python FILE``, un
 the driver), and for classes that ask, inductor's compiler.
 """
 
+import multiprocessing
+import multiprocessing.forkserver
 import os
+import signal
 import sys
 import unittest
 from unittest import mock
 
 import torch
 
+from torch_testing_ext._torch_private import forkserver_process
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.fresh_ranks import fork_server
 from torch_testing_ext.fresh_ranks.rank_process import share_cpus
+
+from fixtures import world_cases
+from fixtures.process_checks import wait_until
+from fixtures.runs import assert_outcomes, run_case
 
 IMPORTED_BY = os.getpid()  # the process that ran this module's body
 
@@ -46,6 +55,70 @@ class TestInductorLoadedInServer(MultiProcessTestCase):
     def test_rank_starts_with_inductor_loaded(self):
         self.assertIn("torch._inductor.compile_fx", sys.modules)
         self.assertNotEqual(IMPORTED_BY, os.getpid(), "the rank imported its test file itself")
+
+
+class TestServerSurvives(TestCase):
+    """Whatever else the test process does to our fork server, the next test gets one."""
+
+    def run_two_ranks(self):
+        assert_outcomes(self, run_case(world_cases.OnFreshRanks, "test_facts"), passed=1)
+
+    def server(self):
+        self.run_two_ranks()  # a server runs
+        pid, fd = forkserver_process(fork_server._server)
+        self.assertTrue(fork_server.server_alive())
+        return pid, fd
+
+    def test_reaped_by_someone_elses_wait(self):
+        pid, _fd = self.server()
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)  # another library's os.wait() reaps our child
+        self.assertFalse(fork_server.server_alive())
+        self.run_two_ranks()
+        self.assertNotEqual(fork_server.server_pid(), pid)
+
+    def test_killed(self):
+        pid, _fd = self.server()
+        os.kill(pid, signal.SIGKILL)
+        self.assertTrue(wait_until(lambda: not fork_server.server_alive(), 10))
+        self.run_two_ranks()
+        self.assertNotEqual(fork_server.server_pid(), pid)
+
+    def test_its_pipe_closed_and_the_number_reused(self):
+        pid, fd = self.server()
+        os.close(fd)  # someone closes descriptors it does not own...
+        other = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(other, fd)  # ...and the number comes back for another file
+        try:
+            self.assertFalse(fork_server.server_alive())
+            self.run_two_ranks()
+            os.fstat(fd)  # still open: stopping the old server did not close it
+        finally:
+            os.close(fd)
+            os.close(other)
+        self.assertNotEqual(fork_server.server_pid(), pid)
+
+    def test_stopped_twice_and_when_never_started(self):
+        self.server()
+        fork_server.stop_server()
+        fork_server.stop_server()
+        self.assertIsNone(fork_server.server_pid())
+        self.run_two_ranks()
+
+    def test_another_library_using_multiprocessings_own_forkserver(self):
+        pid, _fd = self.server()
+        shared = multiprocessing.get_context("forkserver")
+        multiprocessing.set_forkserver_preload([])
+        process = shared.Process(target=int)
+        process.start()
+        process.join(60)
+        self.assertEqual(process.exitcode, 0)
+        shared_pid = multiprocessing.forkserver._forkserver._forkserver_pid
+        self.assertNotEqual(shared_pid, pid)  # its server is not ours...
+        multiprocessing.forkserver._forkserver._stop()  # ...and stopping it leaves ours alone
+        self.assertEqual(fork_server.server_pid(), pid)
+        self.run_two_ranks()
+        self.assertEqual(fork_server.server_pid(), pid)
 
 
 class TestShareCpus(TestCase):

@@ -8,11 +8,15 @@ test checks that no other module of the package reaches for a private name.
 import ast
 import contextlib
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import pathlib
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import time
 from unittest import mock
 
 import torch
@@ -45,35 +49,72 @@ def contract(name):
         ) from error
 
 
+def _parent_of(pid):
+    with open(f"/proc/{pid}/stat") as stat_file:
+        return int(stat_file.read().rsplit(")", 1)[1].split()[1])
+
+
+def _stop(server):
+    """Stop a fork server the test started (the stdlib's way: close its pipe, wait)."""
+    pid, fd = private.forkserver_process(server)
+    os.close(fd)
+    os.waitpid(pid, 0)
+    private.forget_forkserver(server)
+
+
 class TestPrivateAccessContracts(TestCase):
     def test_every_access_has_a_contract_test(self):
         tested = {name.removeprefix("test_") for name in dir(self) if name.startswith("test_")}
         self.assertEqual(sorted(set(private.ACCESSES) - tested), [])
 
-    def test_stop_forkserver(self):
-        with contract("stop_forkserver"):
-            context = multiprocessing.get_context("forkserver")
-            process = context.Process(target=int)
+    def test_forkserver_context_of(self):
+        with contract("forkserver_context_of"):
+            server = multiprocessing.forkserver.ForkServer()
+            shared = multiprocessing.forkserver._forkserver
+            shared_pid = shared._forkserver_pid
+            context = private.forkserver_context_of(server)
+            process = context.Process(target=time.sleep, args=(30,))
             process.start()
-            process.join()
-            server = multiprocessing.forkserver._forkserver
-            self.assertIsNotNone(server._forkserver_pid)
-            private.stop_forkserver()
-            self.assertIsNone(server._forkserver_pid)
+            try:
+                pid = private.forkserver_process(server)[0]
+                self.assertIsInstance(pid, int)
+                self.assertEqual(_parent_of(process.pid), pid)  # forked from our server...
+                self.assertIs(shared._forkserver_pid, shared_pid)  # ...not from the shared one
+                process.kill()
+                process.join(60)
+                self.assertEqual(process.exitcode, -signal.SIGKILL)
+            finally:
+                _stop(server)
 
-    def test_forkserver_pid(self):
-        with contract("forkserver_pid"):
-            private.stop_forkserver()
-            self.assertIsNone(private.forkserver_pid())
-            process = multiprocessing.get_context("forkserver").Process(target=int)
-            process.start()
-            process.join()
-            pid = private.forkserver_pid()
-            self.assertIsInstance(pid, int)
-            self.assertEqual(process.exitcode, 0)
-            with open(f"/proc/{pid}/stat") as stat:
-                self.assertEqual(int(stat.read().rsplit(")", 1)[1].split()[1]), os.getpid())
-            private.stop_forkserver()
+    def test_forkserver_process(self):
+        with contract("forkserver_process"):
+            server = multiprocessing.forkserver.ForkServer()
+            self.assertEqual(private.forkserver_process(server), (None, None))
+            server.ensure_running()
+            try:
+                pid, fd = private.forkserver_process(server)
+                self.assertEqual(_parent_of(pid), os.getpid())
+                self.assertTrue(stat.S_ISFIFO(os.fstat(fd).st_mode))
+            finally:
+                _stop(server)
+
+    def test_forget_forkserver(self):
+        with contract("forget_forkserver"):
+            server = multiprocessing.forkserver.ForkServer()
+            server.ensure_running()
+            pid, fd = private.forkserver_process(server)
+            address = server._forkserver_address
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)  # reaped here: the server's own ensure_running() would now raise
+            os.close(fd)
+            private.forget_forkserver(server)
+            self.assertEqual(private.forkserver_process(server), (None, None))
+            self.assertFalse(os.path.exists(address))
+            server.ensure_running()  # starts afresh
+            try:
+                self.assertNotEqual(private.forkserver_process(server)[0], pid)
+            finally:
+                _stop(server)
 
     def test_stop_resource_tracker(self):
         with contract("stop_resource_tracker"):
@@ -116,13 +157,20 @@ class TestPrivateAccessContracts(TestCase):
                              completed.stderr)
             self.assertNotIn("leaked", completed.stderr)
 
-    def test_set_multiprocessing_tempdir(self):
-        with contract("set_multiprocessing_tempdir"):
+    def test_multiprocessing_tempdir(self):
+        with contract("multiprocessing_tempdir"):
+            import multiprocessing.util
+
             config = multiprocessing.current_process()._config
             saved = config.pop("tempdir", None)
             try:
-                self.assertEqual(private.set_multiprocessing_tempdir("/tmp/x"), "/tmp/x")
-                self.assertEqual(private.set_multiprocessing_tempdir("/tmp/y"), "/tmp/x")
+                with private.multiprocessing_tempdir("/tmp/x"):
+                    self.assertEqual(multiprocessing.util.get_temp_dir(), "/tmp/x")
+                self.assertNotIn("tempdir", config)
+                config["tempdir"] = "/tmp/y"
+                with private.multiprocessing_tempdir("/tmp/x"):
+                    self.assertEqual(multiprocessing.util.get_temp_dir(), "/tmp/x")
+                self.assertEqual(config["tempdir"], "/tmp/y")
             finally:
                 config.pop("tempdir", None)
                 if saved is not None:

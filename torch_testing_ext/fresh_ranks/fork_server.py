@@ -3,6 +3,10 @@
 Starting a rank must not cost an interpreter start plus ``import torch``. multiprocessing's
 ``forkserver`` start method runs one server process that imports a list of modules once;
 each rank is then a ``fork()`` of it: fresh state for every test, at a fraction of a second.
+The server is our own (``_torch_private.forkserver_context_of``), not the one multiprocessing
+shares with every library in the process: another library's forkserver use, its ``os.wait``
+that reaps our server, a killed server or a closed pipe never leaves us without one; before
+each test a server that is gone or cannot be reached is replaced (:func:`server_alive`).
 The list here is torch, this package's rank code and the module that defines the test class
 (the script itself under ``python test_x.py``, see ``server_preload``), and for classes that
 ask for it inductor's compiler; when a later test class lives in another module (several
@@ -45,17 +49,19 @@ from .. import devices
 from .._torch_private import (
     PRELOADED_PRIVATE_MODULES,
     call_after_multiprocessing_exit,
-    forkserver_pid,
+    forget_forkserver,
+    forkserver_context_of,
+    forkserver_process,
     main_script_path,
+    multiprocessing_tempdir,
     run_multiprocessing_finalizers,
-    set_multiprocessing_tempdir,
-    stop_forkserver,
     stop_resource_tracker,
 )
 from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, is_exiting, signal_all
 
-__all__ = ["forkserver_context", "run_directory", "server_pid", "adopt_environment", "serving"]
+__all__ = ["forkserver_context", "run_directory", "server_pid", "server_alive", "stop_server", "adopt_environment",
+           "serving"]
 
 SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
@@ -83,10 +89,18 @@ WARM_PYTEST_ENV = "TORCH_TESTING_EXT_WARM_PYTEST"
 # What _start_server sets in the server's environment (with the device facts).
 _SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV, _SYS_PATH_ENV)
 
+SERVER_STOP_WAIT = 10.0  # seconds a stopping server gets before it is killed
+
 _lock = threading.RLock()
 _run_dir: str | None = None
 _socket_dir: str | None = None
 _preloaded: _Preload | None = None
+_owner_pid = os.getpid()  # a process forked from this one (os.fork) owns none of this
+# Our own server, not the one multiprocessing shares with every other library in the process:
+# nothing another library does with get_context("forkserver") reaches it, nor it them.
+_server = multiprocessing.forkserver.ForkServer()
+_context = forkserver_context_of(_server)
+_alive_pipe: tuple[int, int] | None = None  # (st_dev, st_ino) of the server's alive pipe
 
 
 def _remove_dir(path: str) -> None:
@@ -108,8 +122,11 @@ def run_directory() -> str:
 def _clean_up_at_exit() -> None:
     """At the test process's exit: stop the fork server, then the resource tracker it used,
     waiting for both (so neither outlives us, not even as a zombie); then remove the run
-    directory (and the socket directory, if it lies elsewhere)."""
-    stop_forkserver()
+    directory (and the socket directory, if it lies elsewhere). Nothing in a process forked
+    from the test process (whose exit handlers are copies of ours)."""
+    if os.getpid() != _owner_pid:
+        return
+    stop_server()
     stop_resource_tracker()
     for path in (_run_dir, _socket_dir):
         if path is not None:
@@ -148,9 +165,61 @@ class _Preload:
             wanted.pytest_args in (None, self.pytest_args)
 
 
+def _is_alive_pipe(fd: int) -> bool:
+    """Whether ``fd`` is still the server's alive pipe (not closed, nor a number reused)."""
+    try:
+        stat = os.fstat(fd)
+    except OSError:
+        return False
+    return (stat.st_dev, stat.st_ino) == _alive_pipe
+
+
+def server_alive() -> bool:
+    """Whether our fork server runs and can still be reached: its process is our living
+    child (not killed, not reaped by someone else's ``os.wait``) and our end of its alive pipe
+    is open (nobody closed the descriptor)."""
+    pid, fd = forkserver_process(_server)
+    if pid is None or fd is None or not _is_alive_pipe(fd):
+        return False
+    try:
+        ended, _status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # reaped by someone else
+        return False
+    return ended == 0
+
+
+def stop_server() -> None:
+    """Stop our fork server and wait for it (a server that no longer ends by itself is
+    killed after ``SERVER_STOP_WAIT`` seconds), whatever state it was left in; the next
+    rank starts a new one."""
+    global _preloaded
+    with _lock:
+        pid, fd = forkserver_process(_server)
+        forget_forkserver(_server)
+        _preloaded = None
+        if fd is not None and _is_alive_pipe(fd):
+            os.close(fd)  # the server ends once every holder of the pipe closed it
+        if pid is not None:
+            _wait_for_server(pid)
+
+
+def _wait_for_server(pid: int) -> None:
+    deadline = time.monotonic() + SERVER_STOP_WAIT
+    try:
+        while os.waitpid(pid, os.WNOHANG)[0] == 0:
+            if time.monotonic() > deadline:  # still our child, so the pid is still the server's
+                os.kill(pid, signal.SIGTERM)  # it kills what is below it, then leaves
+                os.waitpid(pid, 0)
+                return
+            time.sleep(0.01)
+    except ChildProcessError:  # reaped by someone else
+        pass
+
+
 def _start_server(preload: _Preload) -> None:
-    stop_forkserver()
-    multiprocessing.set_forkserver_preload(list(preload.modules))
+    global _alive_pipe
+    stop_server()
+    _server.set_forkserver_preload(list(preload.modules))
     run_dir = run_directory()
     # The server takes its environment and temp dir from us at start; set them for it alone.
     saved = dict(os.environ)
@@ -164,11 +233,15 @@ def _start_server(preload: _Preload) -> None:
         os.environ[MAIN_SCRIPT_ENV] = preload.main_script or ""
         os.environ[WARM_INDUCTOR_ENV] = "1" if preload.warm_inductor else ""
         os.environ[WARM_PYTEST_ENV] = "" if preload.pytest_args is None else json.dumps(preload.pytest_args)
-        set_multiprocessing_tempdir(os.environ[_SOCKET_DIR_ENV])
-        multiprocessing.forkserver.ensure_running()
+        with multiprocessing_tempdir(os.environ[_SOCKET_DIR_ENV]):
+            _server.ensure_running()
     finally:
         os.environ.clear()
         os.environ.update(saved)
+    _pid, fd = forkserver_process(_server)
+    assert fd is not None
+    stat = os.fstat(fd)
+    _alive_pipe = (stat.st_dev, stat.st_ino)
 
 
 def adopt_environment(environ: dict[str, str]) -> None:
@@ -186,7 +259,8 @@ def forkserver_context(test_module: str, warm_inductor: bool = False,
     """A forkserver context whose server has preloaded torch and ``test_module`` (for
     ``"__main__"``, the script this process runs), inductor's compiler if ``warm_inductor``,
     and, for ranks that run a pytest session, pytest with its plugins (a session with
-    ``warm_pytest``'s options that collects nothing: see ``server_preload``)."""
+    ``warm_pytest``'s options that collects nothing: see ``server_preload``). A server that
+    is gone or cannot be reached any more is replaced by a new one."""
     global _preloaded
     warm = None if warm_pytest is None else tuple(warm_pytest)
     if test_module == "__main__":
@@ -194,15 +268,15 @@ def forkserver_context(test_module: str, warm_inductor: bool = False,
     else:
         wanted = _Preload((*_BASE_PRELOAD, test_module, _LAST_PRELOAD), None, warm_inductor, warm)
     with _lock:
-        if _preloaded is None or not _preloaded.serves(wanted):
+        if _preloaded is None or not _preloaded.serves(wanted) or not server_alive():
             _start_server(wanted)
             _preloaded = wanted
-    return multiprocessing.get_context("forkserver")
+    return _context
 
 
 def server_pid() -> int | None:
     """The pid of the running fork server, or None."""
-    return forkserver_pid()
+    return forkserver_process(_server)[0]
 
 
 def _reap_children(wait: float) -> None:
