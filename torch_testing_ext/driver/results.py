@@ -23,6 +23,9 @@ __all__ = [
     "exit_text",
 ]
 
+# The names run_tests() records a module-level error under (unittest's _ErrorHolder's).
+_MODULE_LEVEL = frozenset({"setUpModule", "tearDownModule"})
+
 
 @dataclasses.dataclass(frozen=True)
 class CaseOutcome(CaseRecord):
@@ -48,13 +51,14 @@ class CaseOutcome(CaseRecord):
         """What to pass to the test file to run this test alone.
 
         ``TestX.test_y`` for a test; ``TestX`` for a class-level error such as a failing
-        ``setUpClass``; ``""`` (the whole entry) for a module-level error. Under pytest, the
-        node id (``TestX::test_y[1]``; ``""`` for a collection error).
+        ``setUpClass``; ``""`` (the whole entry) for a module-level error (``setUpModule``,
+        ``tearDownModule``). Under pytest, the node id (``TestX::test_y[1]``; ``""`` for a
+        collection error).
         """
         if self.node is not None:
             return self.node
         cls = self.class_name
-        if not cls or cls == "__main__" or "/" in cls:
+        if not cls or cls == "__main__" or "/" in cls or self.name in _MODULE_LEVEL:
             return ""
         if self.name.startswith("test"):
             return f"{cls}.{self.name.split(' ')[0]}"

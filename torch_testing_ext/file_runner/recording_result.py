@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -18,12 +20,32 @@ __all__ = ["RecordingTestResult", "write_junit_xml"]
 __unittest = True
 
 
+# unittest's _ErrorHolder describes a class- or module-level error as "setUpClass (mod.Cls)",
+# "tearDownModule (mod)" (also class and module cleanups, under the same names).
+_HOLDER = re.compile(r"(?P<what>\S+) \((?P<where>.+)\)")
+
+
+def _split_holder(description: str) -> tuple[str, str]:
+    """(classname, name) of an _ErrorHolder: ``setUpClass (mod.Cls)`` -> ``("Cls", "setUpClass")``
+    (the class's qualified name, as tests are recorded); ``setUpModule (mod)`` -> ``("mod",
+    "setUpModule")``."""
+    match = _HOLDER.fullmatch(description)
+    if match is None:
+        return "unknown", description
+    what, where = match.group("what", "where")
+    parts = where.split(".")
+    # The longest leading run of names that is an imported module is the module.
+    for length in range(len(parts), 0, -1):
+        if ".".join(parts[:length]) in sys.modules:
+            return ".".join(parts[length:]) or where, what
+    return where, what
+
+
 def _split_id(test: unittest.TestCase) -> tuple[str, str]:
     if isinstance(test, unittest.TestCase):
         return type(test).__qualname__, test_method_name(test)
-    # unittest's _ErrorHolder (a failing setUpClass, an import error...).
-    description = str(test)
-    return description.split(" ")[-1].strip("()") or "unknown", description.split(" ")[0]
+    # unittest's _ErrorHolder: a failing setUpClass/tearDownClass/setUpModule/tearDownModule.
+    return _split_holder(str(test))
 
 
 class RecordingTestResult(unittest.TextTestResult):
@@ -50,7 +72,9 @@ class RecordingTestResult(unittest.TextTestResult):
     def _explain(self, test: unittest.TestCase, err: Any) -> tuple[str, str]:
         exc_type, value, _tb = err
         first_line = str(value).strip().splitlines()[0] if str(value).strip() else exc_type.__name__
-        return first_line, format_test_exception(value, test.failureException)
+        # An _ErrorHolder (a class- or module-level error) has failureException None.
+        failure_type = getattr(test, "failureException", None) or AssertionError
+        return first_line, format_test_exception(value, failure_type)
 
     def addSuccess(self, test: unittest.TestCase) -> None:
         super().addSuccess(test)
