@@ -39,7 +39,7 @@ from typing import NoReturn
 
 DEFAULT_VERSIONS = ("2.13.0", "2.14.1", "2.15.0")
 ROOT = Path(__file__).resolve().parents[1]
-SUMMARY = re.compile(r"^summary: (\d+) passed, (\d+) failed, (\d+) skipped$", re.M)
+SUMMARY = re.compile(r"^summary: (\d+) passed, (\d+) failed, (\d+) skipped\b", re.M)
 
 
 class UsageError(Exception):

@@ -345,7 +345,7 @@ class TestRunning(TestCase):
         self.assertIn("rerun 1 of TestF.test_flaky: passed", result.stdout)
         self.assertIn("PASSED (1 flaky) harness/test_flaky", result.stdout)
         self.assertRegex(result.stdout, r"flaky\s+1\n")
-        self.assertRegex(result.stdout, r"consistent failures\s+0\n")
+        self.assertRegex(result.stdout, r"tests failed\s+0\n")
         self.assertIn(f"python {os.path.join('test', 'harness', 'test_flaky.py')} TestF.test_flaky",
                       result.stdout)
         started = self.tree.started()
@@ -379,7 +379,7 @@ class TestRunning(TestCase):
         self.assertIn("rerun 1 of TestD.test_bad: failed", result.stdout)
         self.assertIn("rerun 2 of TestD.test_bad: failed", result.stdout)
         self.assertNotIn("rerun 3", result.stdout)
-        self.assertRegex(result.stdout, r"consistent failures\s+1\n")
+        self.assertRegex(result.stdout, r"tests failed\s+1\n")
         self.assertIn("AssertionError", result.stdout)  # the failing file's output is shown
         command = f"python {os.path.join('test', 'distributed', 'test_fail.py')} TestD.test_bad"
         self.assertIn(command, result.stdout.split("Failures")[1])
@@ -396,7 +396,7 @@ class TestRunning(TestCase):
         self.assertIn("CRASHED (killed by SIGSEGV) harness/test_crash", result.stdout)
         self.assertIn("killed by SIGSEGV without a failed test", result.stdout.split("Failures")[1])
         self.assertNotIn("rerun", result.stdout)
-        self.assertRegex(result.stdout, r"timed out / crashed\s+1\n")
+        self.assertRegex(result.stdout, r"timed out / crashed\s+1 file\n")
         report = report_cases(self.tree.root / "test-reports" / "harness" / "test_crash.xml")
         self.assertEqual(list(report), ["harness.test_crash.crash"])
         self.assertIsNotNone(report["harness.test_crash.crash"].find("error"))
@@ -405,7 +405,7 @@ class TestRunning(TestCase):
         args = ("-i", "harness/test_zfail", "distributed/test_fail", "--no-rerun")
         result = self.tree.run(*args)
         self.assertEqual(result.returncode, 1)
-        self.assertIn("not started          1 entry (stopped after the first failure", result.stdout)
+        self.assertIn("not run              1 file (stopped after the first failure", result.stdout)
         self.assertEqual([f for f, _ in self.tree.started()], ["harness/test_zfail"])
 
         self.tree.argv_log.unlink()
@@ -508,7 +508,7 @@ class TestStopping(TestCase):
                 driver.communicate()
         self.assertEqual(driver.returncode, expected_status, stdout + stderr)
         self.assertIn("run_test summary", stdout)
-        self.assertRegex(stdout, r"interrupted\s+1\n")
+        self.assertRegex(stdout, r"interrupted\s+1 file\n")
         self.assertNotIn("Traceback", stderr)
         assert_gone(self, self.pids())
 

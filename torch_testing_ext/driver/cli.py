@@ -280,7 +280,8 @@ def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
     try:
         settings = RunSettings(test_dir, work_dir, test_args, args.jobs, args.timeout,
                                args.rerun, args.keep_going, kinds=kinds)
-        executor = Executor(settings, on_finished=finished, on_rerun=progress.rerun_finished)
+        executor = Executor(settings, on_finished=finished, on_rerun=progress.rerun_finished,
+                            on_reruns_queued=progress.reruns_started)
         signals.executor = executor
         execution = executor.run(entries)
     finally:
@@ -289,7 +290,7 @@ def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
     if execution.interrupted_by is not None:
         reason = f" (interrupted by {signal.Signals(execution.interrupted_by).name})"
     elif execution.not_started:
-        reason = " (stopped after the first failure; --keep-going runs everything)"
+        reason = " (stopped after the first failure; --keep-going runs them)"
     print(summary_text(execution.results, execution.not_started, time.monotonic() - started,
                        command_for, reason), flush=True)
     if execution.interrupted_by is not None:

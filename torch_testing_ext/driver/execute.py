@@ -129,7 +129,8 @@ class _Running:
 
 
 class Executor:
-    """Runs entries; reports each finished entry and each rerun through callbacks."""
+    """Runs entries; reports each finished entry, each entry whose failed tests are about to be
+    rerun, and each rerun through callbacks."""
 
     def __init__(
         self,
@@ -137,11 +138,13 @@ class Executor:
         on_finished: Callable[[EntryResult], None] | None = None,
         on_rerun: Callable[[PlanEntry, str, int, Attempt], None] | None = None,
         start_process: StartProcess = FileProcess,
+        on_reruns_queued: Callable[[EntryResult, list[str]], None] | None = None,
     ) -> None:
         self.settings = settings
         self._start_process = start_process
         self._on_finished = on_finished or (lambda result: None)
         self._on_rerun = on_rerun or (lambda entry, selector, number, attempt: None)
+        self._on_reruns_queued = on_reruns_queued or (lambda result, selectors: None)
         self._stop_signal: int | None = None
         self._queue: collections.deque[_Job] = collections.deque()
         self._running: list[_Running] = []
@@ -291,6 +294,7 @@ class Executor:
                 # Reruns go first, in report order, so that the entry's verdict comes soon.
                 self._queue.extendleft(_Job(state, state.entry.selection_for(s), s)
                                        for s in reversed(selectors))
+                self._on_reruns_queued(state.result, selectors)
         else:
             assert state.result is not None
             runs = state.result.reruns[job.rerun_of]

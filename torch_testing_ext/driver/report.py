@@ -12,10 +12,11 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from ..reporting.status import Status
+from .execute import MAX_RERUNS
 from .plan import PlanEntry, ShardPlan
-from .results import Attempt, EntryResult, exit_text
+from .results import Attempt, CaseOutcome, EntryResult, exit_text
 
-__all__ = ["Progress", "Totals", "counted", "duration", "plan_text", "summary_text", "totals"]
+__all__ = ["Progress", "Totals", "counted", "duration", "plan_text", "shown_output", "summary_text", "totals"]
 
 # Turns (test file name, selection) into a command line a person can paste.
 CommandFor = Callable[[str, Sequence[str]], str]
@@ -100,10 +101,30 @@ def _broken_reason(result: EntryResult) -> str:
     return "interrupted"
 
 
-def _tail(text: str, lines: int = _TAIL_LINES) -> str:
-    kept = text.rstrip("\n").splitlines()
-    prefix = [f"[... {len(kept) - lines} earlier lines ...]"] if len(kept) > lines else []
-    return "\n".join(prefix + kept[-lines:])
+def _first_failure(attempt: Attempt) -> CaseOutcome | None:
+    """The first test the attempt's reports record as failed (or timed out), if any."""
+    return next((o for o in attempt.outcomes if o.failing or o.status == Status.TIMED_OUT), None)
+
+
+def _normalized(lines: Sequence[str]) -> str:
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def shown_output(attempt: Attempt, lines: int = _TAIL_LINES) -> str:
+    """A failing process's output for its progress line: the last ``lines`` lines, and the
+    first failure's message whole (from its report) when those lines do not hold it all."""
+    kept = attempt.output.rstrip("\n").splitlines()
+    if len(kept) <= lines:
+        return "\n".join(kept)
+    tail = kept[-lines:]
+    shown = [f"[... {len(kept) - lines} earlier lines ...]"]
+    first = _first_failure(attempt)
+    message = (first.details or first.message).rstrip().splitlines() if first is not None else []
+    if first is not None and message and _normalized(message) not in _normalized(tail):
+        name = f"{first.classname}.{first.name}" if first.classname else first.name
+        shown = [f"[... {len(kept) - lines} earlier lines; the first failure, {name}, from its report:]",
+                 *message, f"[... the last {lines} lines of output:]"]
+    return "\n".join(shown + tail)
 
 
 class Progress:
@@ -140,10 +161,18 @@ class Progress:
                 f"{result.entry.label}  {counts}  in {duration(attempt.seconds)}  ({self._left()})")
         failed = result.status != Status.PASSED or attempt.status != Status.PASSED
         if self._verbose or failed:
-            shown = attempt.output if self._verbose else _tail(attempt.output)
+            shown = attempt.output if self._verbose else shown_output(attempt)
             line += (f"\n----- output of {result.entry.label} -----\n{shown.rstrip()}"
                      "\n----- end of output -----")
         print(line, file=self._stream, flush=True)
+
+    def reruns_started(self, result: EntryResult, selectors: Sequence[str]) -> None:
+        """Say that the failed tests of an entry's first process are rerun, and how."""
+        failed = len(result.attempt.failing_selectors())
+        which = "it" if failed == 1 else "each" if len(selectors) == failed else f"the first {len(selectors)}"
+        print(f"    {result.entry.label}: {counted(failed, 'test')} failed; rerunning {which} alone in "
+              f"a fresh process, up to {counted(MAX_RERUNS, 'time')}, to tell flaky from consistent "
+              f"(--no-rerun skips this)", file=self._stream, flush=True)
 
     def rerun_finished(self, entry: PlanEntry, selector: str, number: int, attempt: Attempt) -> None:
         """Print one line per rerun of a failed test."""
@@ -155,16 +184,15 @@ class Progress:
 
 @dataclasses.dataclass
 class Totals:
-    """The numbers of the summary table."""
+    """The numbers of the summary table and of its closing line (the same numbers)."""
 
     files: int = 0
     entries: int = 0
-    passed: int = 0
-    failed: int = 0
+    passed: int = 0  # flaky tests included: they passed in the end
+    failed: int = 0  # tests that failed and never passed on a rerun
     skipped: int = 0
     flaky: int = 0
-    consistent: int = 0
-    broken: int = 0  # entries that timed out or crashed
+    broken: int = 0  # processes that timed out or crashed: no test to blame
     interrupted: int = 0
     seconds: float = 0.0
 
@@ -173,14 +201,33 @@ def totals(results: Sequence[EntryResult], wall_seconds: float) -> Totals:
     """Add up ``results``; ``wall_seconds`` is the run's elapsed time."""
     t = Totals(files=len({r.entry.name for r in results}), entries=len(results), seconds=wall_seconds)
     for result in results:
-        t.passed += result.count(Status.PASSED)
-        t.failed += result.count(Status.FAILED, Status.ERROR)
+        t.passed += result.count(Status.PASSED) + len(result.flaky)
+        t.failed += len(result.failed)
         t.skipped += result.count(Status.SKIPPED)
         t.flaky += len(result.flaky)
-        t.consistent += len(result.consistent)
         t.broken += result.status in _BROKEN
         t.interrupted += result.status == Status.INTERRUPTED
     return t
+
+
+def _entries(entries: Sequence[PlanEntry]) -> str:
+    """``2 files``, or ``3 entries`` when some run a part of a file."""
+    if all(not e.selection for e in entries):
+        return counted(len(entries), "file")
+    return counted(len(entries), "entry", "entries")
+
+
+def _closing_line(t: Totals, not_started: Sequence[PlanEntry]) -> str:
+    """``summary: 6 passed, 1 failed, 1 skipped[, 1 file timed out or crashed][, 2 files not run]``:
+    what the table says, on the one plain line CI systems read."""
+    parts = [f"{t.passed} passed", f"{t.failed} failed", f"{t.skipped} skipped"]
+    if t.broken:
+        parts.append(f"{counted(t.broken, 'file')} timed out or crashed")
+    if t.interrupted:
+        parts.append(f"{counted(t.interrupted, 'file')} interrupted")
+    if not_started:
+        parts.append(f"{_entries(not_started)} not run")
+    return "summary: " + ", ".join(parts)
 
 
 def summary_text(
@@ -190,33 +237,37 @@ def summary_text(
     command_for: CommandFor,
     stop_reason: str = "",
 ) -> str:
-    """The final table, then each failure (and flaky test) with the command that reproduces it."""
+    """The final table, then each failure (and flaky test) with the command that reproduces it,
+    then the closing line, which repeats the table's numbers.
+
+    Tests count by their final verdict: a flaky test (failed, then passed on a rerun) is passed
+    (and counted as flaky too); a failed test is one that never passed. A process that timed out
+    or crashed without a failed test to show for it counts as a file, not as a test. Entries
+    that did not start (``stop_reason`` says why) are named.
+    """
     t = totals(results, wall_seconds)
     rows = [("files", f"{t.files} ({t.entries} processes)" if t.entries != t.files else str(t.files)),
             ("tests passed", t.passed), ("tests failed", t.failed), ("tests skipped", t.skipped),
-            ("flaky", t.flaky), ("consistent failures", t.consistent),
-            ("timed out / crashed", t.broken)]
+            ("flaky", t.flaky), ("timed out / crashed", counted(t.broken, "file"))]
     if t.interrupted:
-        rows.append(("interrupted", t.interrupted))
+        rows.append(("interrupted", counted(t.interrupted, "file")))
+    if not_started:
+        rows.append(("not run", f"{_entries(not_started)}{stop_reason}: "
+                                f"{', '.join(e.label for e in not_started)}"))
     rows.append(("total time", duration(t.seconds)))
     lines = ["", "=" * 20 + " run_test summary " + "=" * 20]
     lines += [f"  {label:<20} {value}" for label, value in rows]
-    if not_started:
-        lines.append(f"  {'not started':<20} {counted(len(not_started), 'entry', 'entries')}{stop_reason}")
     failures, flaky = [], []
     for result in results:
         entry = result.entry
         if result.status not in (Status.PASSED, Status.FAILED):
             failures.append(f"  {command_for(entry.name, entry.selection)}    "
                             f"# {_broken_reason(result)}")
-        failures += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.consistent]
+        failures += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.failed]
         flaky += [f"  {command_for(entry.name, entry.selection_for(s))}" for s in result.flaky]
     if failures:
         lines += ["", "Failures (each line reproduces one):"] + failures
     if flaky:
         lines += ["", "Flaky (failed, then passed on a rerun):"] + flaky
-    # The run's final outcome on one plain line (flaky tests passed in the end; timeouts and
-    # crashes count as failures), the closing line CI systems read.
-    lines += ["", f"summary: {t.passed + t.flaky} passed, {t.consistent + t.broken} failed, "
-                  f"{t.skipped} skipped"]
+    lines += ["", _closing_line(t, not_started)]
     return "\n".join(lines)

@@ -130,6 +130,13 @@ class EntryResult:
         return [s for s in self.attempt.failing_selectors() if s not in flaky]
 
     @property
+    def failed(self) -> list[str]:
+        """Selectors that failed and never passed on a rerun: the consistent failures, and the
+        failures of a process that then timed out, crashed or was interrupted (not rerun)."""
+        flaky = set(self.flaky)
+        return [s for s in self.attempt.failing_selectors() if s not in flaky]
+
+    @property
     def status(self) -> Status:
         """PASSED (flaky allowed), FAILED, or the attempt's TIMED_OUT, DIED or INTERRUPTED."""
         if self.attempt.status in (Status.PASSED, Status.FAILED):
