@@ -263,6 +263,9 @@ def test_method_name(test: unittest.TestCase) -> str:
     return test._testMethodName
 
 
+test_method_name.__test__ = False  # type: ignore[attr-defined]  # pytest must not collect it where imported
+
+
 @_private("multiprocessing.spawn.get_preparation_data()['init_main_from_path']")
 def main_script_path() -> str | None:
     """The path of the script this process runs as ``__main__`` (``python FILE``), as

@@ -14,8 +14,8 @@ from torch_testing_ext.driver.runners import (
     TestArgs,
     file_kind,
     pytest_node,
+    run_command,
     shown_command,
-    test_command,
 )
 
 
@@ -56,16 +56,16 @@ class TestCommands(TestCase):
 
     def test_script_command(self):
         self.assertEqual(
-            test_command("py", self.PATH, FileKind.SCRIPT, ("TestA", "TestB.test_y"), self.ARGS, Path("r")),
+            run_command("py", self.PATH, FileKind.SCRIPT, ("TestA", "TestB.test_y"), self.ARGS, Path("r")),
             ["py", "/t/tests/test_x.py", "TestA", "TestB.test_y", "-k", "sum", "-k", "max", "-v",
              "--seed", "7", "--mine=1", "--save-xml", "r"])
 
     def test_pytest_command(self):
         self.assertEqual(
-            test_command("py", self.PATH, FileKind.PYTEST, ("TestA::test_y[1]",), self.ARGS, Path("r")),
+            run_command("py", self.PATH, FileKind.PYTEST, ("TestA::test_y[1]",), self.ARGS, Path("r")),
             ["py", "-m", "pytest", "/t/tests/test_x.py::TestA::test_y[1]", "-k", "sum or max", "-v",
              "--mine=1", "--junitxml=r/TEST-test_x.xml"])
-        self.assertEqual(test_command("py", self.PATH, FileKind.PYTEST, (), TestArgs(), Path("r")),
+        self.assertEqual(run_command("py", self.PATH, FileKind.PYTEST, (), TestArgs(), Path("r")),
                          ["py", "-m", "pytest", "/t/tests/test_x.py", "--junitxml=r/TEST-test_x.xml"])
 
     def test_shown_commands_are_pasteable(self):

@@ -30,9 +30,9 @@ from ..reporting.status import Status
 from .discover import source_path
 from .file_reports import JUnitError, read_outcomes
 from .plan import PlanEntry
-from .processes import FileProcess, StartProcess, TestFileProcess, kill_orphans
+from .processes import FileProcess, RunningTestFile, StartProcess, kill_orphans
 from .results import Attempt, CaseOutcome, EntryResult
-from .runners import NORMAL_EXIT, FileKind, TestArgs, pytest_node, test_command
+from .runners import NORMAL_EXIT, FileKind, TestArgs, pytest_node, run_command
 
 __all__ = [
     "DEFAULT_FILE_TIMEOUT",
@@ -95,7 +95,7 @@ def entry_timeout(entry: PlanEntry, override: float | None) -> float:
 def file_command(settings: RunSettings, name: str, selection: Sequence[str], report_dir: Path) -> list[str]:
     """``python test/<name>.py [selection] [args] --save-xml DIR``, or under pytest
     ``python -m pytest test/<name>.py[::selection] [args] --junitxml=DIR/...``."""
-    return test_command(settings.python, source_path(settings.test_dir, name), settings.kind(name),
+    return run_command(settings.python, source_path(settings.test_dir, name), settings.kind(name),
                         selection, settings.test_args, report_dir)
 
 
@@ -121,7 +121,7 @@ class _Job:
 @dataclasses.dataclass
 class _Running:
     job: _Job
-    process: TestFileProcess
+    process: RunningTestFile
     report_dir: Path
     deadline: float
     terminating_since: float | None = None

@@ -22,7 +22,7 @@ from typing import Protocol
 from ..process_tree.linux_prctl import PRCTL_AVAILABLE, become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, process_table, signal_all
 
-__all__ = ["FileProcess", "TestFileProcess", "StartProcess", "become_subreaper", "kill_orphans", "descendants"]
+__all__ = ["FileProcess", "RunningTestFile", "StartProcess", "become_subreaper", "kill_orphans", "descendants"]
 
 
 def _stop_with_driver() -> None:
@@ -62,7 +62,7 @@ def kill_orphans() -> int:
     return killed
 
 
-class TestFileProcess(Protocol):
+class RunningTestFile(Protocol):
     """What the executor needs of a test file's process (:class:`FileProcess` is the real one;
     the self-tests give the executor scripted ones)."""
 
@@ -76,7 +76,7 @@ class TestFileProcess(Protocol):
 
 
 # Starts ``command`` in ``cwd`` with ``env``, its output to ``log_path``.
-StartProcess = Callable[[Sequence[str], Path, "dict[str, str]", Path], TestFileProcess]
+StartProcess = Callable[[Sequence[str], Path, "dict[str, str]", Path], RunningTestFile]
 
 
 class FileProcess:

@@ -6,7 +6,7 @@ or upstream's) runs as ``python FILE``, which takes test ids (``TestA``, ``TestA
 pytest FILE``, which takes node ids (``FILE::TestA::test_x[param]``) and ``--junitxml``::
 
     kind = file_kind(Path("tests/test_x.py"))
-    command = test_command(sys.executable, Path("tests/test_x.py"), kind, ("TestA",),
+    command = run_command(sys.executable, Path("tests/test_x.py"), kind, ("TestA",),
                            TestArgs(patterns=("sum",)), Path("reports"))
 
 ``-k`` and ``-v`` mean the same to both (several ``-k`` become one pytest expression joined by
@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["FileKind", "TestArgs", "file_kind", "test_command", "shown_command", "pytest_node",
+__all__ = ["FileKind", "TestArgs", "file_kind", "run_command", "shown_command", "pytest_node",
            "NORMAL_EXIT"]
 
 
@@ -95,7 +95,7 @@ def _arguments(path: Path | str, kind: FileKind, selection: Sequence[str], args:
     return ["-m", "pytest", *targets, *patterns, *verbose, *args.extra]
 
 
-def test_command(python: str, path: Path, kind: FileKind, selection: Sequence[str], args: TestArgs,
+def run_command(python: str, path: Path, kind: FileKind, selection: Sequence[str], args: TestArgs,
                  report_dir: Path) -> list[str]:
     """The command that runs ``selection`` of ``path`` (all of it if empty) and writes its
     JUnit XML into ``report_dir``."""

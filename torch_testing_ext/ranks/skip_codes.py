@@ -23,6 +23,9 @@ class TestSkip(NamedTuple):
     message: str
 
 
+TestSkip.__test__ = False  # type: ignore[attr-defined]  # pytest must not collect it where it is imported
+
+
 # Upstream's codes for "need at least n GPUs" (n = 1..8); beyond 8 upstream has none (a
 # KeyError), so ours continue at 90, the first code upstream does not use.
 _MULTI_GPU_CODES = {1: 75, 2: 77, 3: 80, 4: 81, 5: 82, 6: 83, 7: 84, 8: 85}
