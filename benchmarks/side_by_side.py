@@ -13,18 +13,22 @@ failed on each harness, wall time of each, the speed-up, and how many tests ende
     python benchmarks/side_by_side.py /tmp/upstream/test_join.py --keep   # keep the copies and logs
 
 Exit status: 0 when every file ended the same way on both, 1 otherwise, 2 on bad arguments.
+``benchmarks/ledger_side_by_side.py`` runs the same copies on our harness only, with the
+collective ledger on and off, and compares each test's outcome from JUnit XML.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 HEADER = re.compile(r"^(test\w*) \(([\w.]+)\)")
@@ -71,13 +75,16 @@ class SideRun:
         return [str(self.count(PASSED)), str(self.count(SKIPPED)), str(failed), f"{self.seconds:.1f} s"]
 
 
-def run_file(directory: Path, name: str, timeout: float, log: Path) -> SideRun:
+def run_file(directory: Path, name: str, timeout: float, log: Path, *, args: Sequence[str] = (),
+             env: Mapping[str, str] | None = None) -> SideRun:
+    """``python NAME -v [args]`` in ``directory`` (with ``env`` added to this environment), its
+    output in ``log``; each test's outcome read from that output."""
     started = time.monotonic()
     with open(log, "w") as out:
         try:
-            status = subprocess.run([sys.executable, name, "-v"], cwd=directory, stdout=out,
+            status = subprocess.run([sys.executable, name, "-v", *args], cwd=directory, stdout=out,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    timeout=timeout).returncode
+                                    env={**os.environ, **env} if env else None, timeout=timeout).returncode
         except subprocess.TimeoutExpired:
             status = -1
             out.write(f"\nside_by_side.py: timed out after {timeout:g} s\n")
