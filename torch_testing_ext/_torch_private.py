@@ -59,6 +59,9 @@ __all__ = [
     "redistribute_to_shard_order",
     "use_plain_shard_order",
     "concatenate_meshes",
+    "made_by_device_mesh",
+    "device_mesh_group_names",
+    "clear_dtensor_caches",
     "fsdp_param_group_module",
     "fsdp_param_group_class",
     "fsdp_post_backward_function_class",
@@ -538,6 +541,40 @@ def concatenate_meshes(meshes: list[Any]) -> Any:
     from torch.distributed.device_mesh import DeviceMesh
 
     return DeviceMesh._concatenate(meshes)
+
+
+@_private("ProcessGroup.group_desc 'mesh_<dim name>', as DeviceMesh._init_one_process_group describes its groups")
+def made_by_device_mesh(group: Any) -> bool:
+    """Whether a device mesh made ``group`` (for one of its dimensions)."""
+    return str(getattr(group, "group_desc", "")).startswith("mesh_")
+
+
+@_private("DeviceMesh._dim_group_names")
+def device_mesh_group_names(mesh: Any) -> tuple[str, ...]:
+    """The names of the process groups ``mesh`` holds (one per dimension; none on a rank
+    outside it)."""
+    return tuple(getattr(mesh, "_dim_group_names", ()))
+
+
+@_private("torch.distributed.tensor.debug._clear_sharding_prop_cache, torch.distributed.tensor._redistribute"
+          "._gen_transform_infos.cache_clear / clear_redistribute_planner_cache, "
+          "torch.distributed.tensor._collective_utils.MeshTopoInfo.build_from_mesh.cache_clear")
+def clear_dtensor_caches() -> None:
+    """Empty DTensor's caches whose entries hold device meshes (sharding propagation, Python's
+    and the C++ fast path's; redistribution plans; mesh topologies), if DTensor is imported. A
+    cached result names the mesh it was computed on: a later mesh of the same layout would be
+    handed the old one, and with it groups that may be destroyed since."""
+    import sys
+
+    if "torch.distributed.tensor" not in sys.modules:
+        return
+    from torch.distributed.tensor import _collective_utils, _redistribute
+    from torch.distributed.tensor.debug import _clear_sharding_prop_cache
+
+    _clear_sharding_prop_cache()
+    _redistribute._gen_transform_infos.cache_clear()
+    _redistribute.clear_redistribute_planner_cache()
+    _collective_utils.MeshTopoInfo.build_from_mesh.cache_clear()
 
 
 # -- FSDP tests (fsdp_bases/) ---------------------------------------------------------------

@@ -482,6 +482,47 @@ class TestPrivateAccessContracts(TestCase):
                 self.assertEqual(joined.shape, (2, 2))
                 self.assertEqual(joined.mesh_dim_names, ("ep", "tp"))
 
+    def test_made_by_device_mesh(self):
+        with contract("made_by_device_mesh"):
+            from torch.distributed.device_mesh import init_device_mesh
+
+            with self._fake_world():
+                mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+                own = dist.new_group([0, 1])
+                self.assertTrue(all(private.made_by_device_mesh(group) for group in mesh.get_all_groups()))
+                self.assertFalse(private.made_by_device_mesh(own))
+                self.assertFalse(private.made_by_device_mesh(dist.group.WORLD))
+
+    def test_device_mesh_group_names(self):
+        with contract("device_mesh_group_names"):
+            from torch.distributed.device_mesh import init_device_mesh
+
+            with self._fake_world():
+                mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+                self.assertEqual(private.device_mesh_group_names(mesh),
+                                 tuple(group.group_name for group in mesh.get_all_groups()))
+                self.assertEqual(private.device_mesh_group_names(mesh["tp"]), (mesh.get_group("tp").group_name,))
+
+    def test_clear_dtensor_caches(self):
+        with contract("clear_dtensor_caches"):
+            from torch.distributed.device_mesh import init_device_mesh
+            from torch.distributed.tensor import Shard, distribute_tensor
+
+            def mesh_of_a_result():
+                mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+                return mesh, (distribute_tensor(torch.ones(4, 4), mesh, [Shard(0), Shard(1)]) + 1).device_mesh
+
+            with self._fake_world():
+                try:
+                    first, _ = mesh_of_a_result()
+                    second, cached = mesh_of_a_result()  # a mesh equal to the first, cached results of it
+                    self.assertIs(cached, first)
+                    private.clear_dtensor_caches()
+                    third, computed = mesh_of_a_result()
+                    self.assertIs(computed, third)
+                finally:
+                    private.clear_dtensor_caches()  # no mesh of this world for a later test
+
     # -- FSDP tests (fsdp_bases/) --
 
     @contextlib.contextmanager
