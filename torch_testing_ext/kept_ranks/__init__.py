@@ -1,6 +1,7 @@
 """Kept ranks: rank processes kept for a whole class (``MultiProcContinuousTest``).
 
 - ``leak_check``: what a test may leave behind in a kept rank, found and named;
+- ``mesh_groups``: the groups of device meshes destroyed after a test once no mesh holds them;
 - ``kept_rank``: what runs inside a kept rank: the class's process group, then one test
   method after another;
 - ``kept_world``: the test process's side: start the ranks, give them each test, wait

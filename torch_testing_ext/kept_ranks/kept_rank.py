@@ -22,6 +22,7 @@ from ..ranks.outcomes import RankOutcome, outcome_of
 from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
 from .leak_check import RankState, find_leaks
+from .mesh_groups import release_mesh_groups
 
 __all__ = ["WorldTask", "serve_rank", "checked_for_leaks"]
 
@@ -53,7 +54,11 @@ def _make_world(cls: type, facts: RankFacts) -> RankOutcome | None:
 
 
 def checked_for_leaks(outcome: RankOutcome, before: RankState) -> RankOutcome:
-    """``outcome``, failed (or with a note) if the test left state behind since ``before``."""
+    """``outcome``, failed (or with a note) if the test left state behind since ``before``;
+    after a test that passed or skipped, the groups its device meshes made are destroyed first
+    (a failure closes the world anyway)."""
+    if outcome.status in (Status.PASSED, Status.SKIPPED):
+        release_mesh_groups(before.groups)
     leaks = find_leaks(before)
     if not leaks:
         return outcome

@@ -1,8 +1,9 @@
 """What a test may leave behind in a rank that runs the next test too, found and named.
 
 A kept rank takes a :class:`RankState` once its world is made, and after every test lists
-what differs: process groups made and not destroyed (or the class's default group destroyed),
-environment variables set, changed or removed, Python threads still running, and on an
+what differs: process groups made and not destroyed (or the class's default group destroyed;
+the groups of device meshes are not the test's, see ``mesh_groups``), environment variables
+set, changed or removed, Python threads still running, and on an
 accelerator a current stream other than the default one and device memory above the world's
 starting point. The test that left something fails with the list, and the world is started
 afresh for the next test, so nothing is repaired in place and no later test inherits it.
@@ -17,7 +18,7 @@ import os
 import threading
 from typing import Any
 
-from .._torch_private import clear_accelerator_workspaces, live_process_groups
+from .._torch_private import clear_accelerator_workspaces, live_process_groups, made_by_device_mesh
 
 __all__ = ["RankState", "find_leaks"]
 
@@ -87,7 +88,8 @@ def find_leaks(before: RankState) -> list[str]:
     default = dist.group.WORLD if dist.is_initialized() else None
     if before.default_group is not None and default is not before.default_group:
         leaks.append("the class's default process group was destroyed or replaced")
-    made = [g for g in live_process_groups() if g not in before.groups and g is not default]
+    made = [g for g in live_process_groups()
+            if g not in before.groups and g is not default and not made_by_device_mesh(g)]
     if made:
         leaks.append("left " + ", ".join(_group_name(g) for g in made) + " (destroy it in the test)")
     changes = _environment_changes(before.environ)
