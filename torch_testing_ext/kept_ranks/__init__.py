@@ -1,6 +1,8 @@
 """Kept ranks: rank processes kept for a whole class (``MultiProcContinuousTest``).
 
 - ``leak_check``: what a test may leave behind in a kept rank, found and named;
+- ``global_state``: the process-wide settings it reads before and after each test (torch's
+  defaults and modes, ``torch.backends`` flags, the working directory, ``sys.path``);
 - ``mesh_groups``: the groups of device meshes destroyed after a test once no mesh holds them;
 - ``kept_rank``: what runs inside a kept rank: the class's process group, then one test
   method after another;

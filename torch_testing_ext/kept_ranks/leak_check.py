@@ -3,11 +3,12 @@
 A kept rank takes a :class:`RankState` once its world is made, and after every test lists
 what differs: process groups made and not destroyed (or the class's default group destroyed;
 the groups of device meshes are not the test's, see ``mesh_groups``), environment variables
-set, changed or removed, Python threads still running, and on an
-accelerator a current stream other than the default one and device memory above the world's
-starting point. The test that left something fails with the list, and the world is started
-afresh for the next test, so nothing is repaired in place and no later test inherits it.
-Random state needs no check: every test starts from the same seeds.
+set, changed or removed, the settings of ``global_state`` (torch's defaults and modes,
+``torch.backends`` flags, the working directory, ``sys.path``...), Python threads still
+running, and on an accelerator a current stream other than the default one and device memory
+above the world's starting point. The test that left something fails with the list, and the
+world is started afresh for the next test, so nothing is repaired in place and no later test
+inherits it. Random state needs no check: every test starts from the same seeds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import threading
 from typing import Any
 
 from .._torch_private import clear_accelerator_workspaces, live_process_groups, made_by_device_mesh
+from .global_state import GlobalState
 
 __all__ = ["RankState", "find_leaks"]
 
@@ -61,6 +63,7 @@ class RankState:
     threads: frozenset[int]
     device: str
     allocated_bytes: int | None
+    global_state: GlobalState
 
     @classmethod
     def take(cls, device: str) -> RankState:
@@ -69,7 +72,7 @@ class RankState:
         default = dist.group.WORLD if dist.is_initialized() else None
         return cls(tuple(live_process_groups()), default, dict(os.environ),
                    frozenset(t.ident for t in threading.enumerate() if t.ident is not None),
-                   device, _allocated_bytes(device))
+                   device, _allocated_bytes(device), GlobalState.take(device))
 
 
 def _environment_changes(before: dict[str, str]) -> list[str]:
@@ -95,6 +98,7 @@ def find_leaks(before: RankState) -> list[str]:
     changes = _environment_changes(before.environ)
     if changes:
         leaks.append("changed the environment: " + ", ".join(changes) + " (restore it in the test)")
+    leaks += GlobalState.take(before.device).changes_since(before.global_state)
     threads = [t for t in threading.enumerate() if t.ident not in before.threads and t.is_alive()]
     if threads:
         leaks.append("left threads running: " + ", ".join(repr(t.name) for t in threads))
