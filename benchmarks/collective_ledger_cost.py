@@ -5,12 +5,12 @@ Two measurements:
 
 * ``2 ranks``: a 2-rank ``MultiProcessTestCase`` (gloo, CPU) warms up with 100 calls of a
   4-float ``all_reduce``, then times 1000 more in rank 0; the file runs with each setting in
-  turn, ``--repeats`` times interleaved, and the medians are compared (the target of issue #24:
-  at most 10% more);
+  turn, ``--repeats`` times interleaved, and the best runs are compared (the target of issue
+  #29: at most 5% more; the median is shown too, as the machine's other load moves it);
 * ``1 rank, in process``: the same 1000 calls on a world-size-1 gloo group in this process
   (a collective that costs almost nothing, so the recorder's own cost per call shows: the
   worst case), with the wrappers installed but nothing recording, recorded in memory, and
-  recorded with each call's line written to a ledger file as a rank does.
+  recorded with the ledger also kept in its files as a rank does.
 
 Usage::
 
@@ -87,7 +87,7 @@ def one_rank_in_process(mode: str, directory: Path) -> float:
         for _ in range(CALLS // 5):  # warm up, as the 2-rank file does
             dist.all_reduce(t)
         if mode != "off":
-            recording.begin(0, str(directory / "ledger.jsonl") if mode == "file" else None)
+            recording.begin(0, str(directory / "ledger") if mode == "file" else None)
         try:
             start = time.perf_counter()
             for _ in range(CALLS):
@@ -102,7 +102,7 @@ def one_rank_in_process(mode: str, directory: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="runs of each setting, interleaved (5)")
+    parser.add_argument("--repeats", type=int, default=7, help="runs of each setting, interleaved (7)")
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("need --repeats >= 1")
@@ -123,15 +123,17 @@ def main() -> None:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"# python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {when}")
     print()
-    print("| calls on | recorded | not recorded | recording costs | per call |")
-    print("|---|---|---|---|---|")
+    print("| calls on | recorded (best) | not recorded (best) | recording costs (best) | per call | "
+          "recording costs (median) |")
+    print("|---|---|---|---|---|---|")
     rows = [("2 ranks (rank 0), TORCH_TESTING_EXT_COLLECTIVES=record vs off", times["record"], times["off"]),
             ("1 rank, in process: in memory", local["memory"], local["off"]),
-            ("1 rank, in process: in memory and its ledger file", local["file"], local["off"])]
+            ("1 rank, in process: in memory and its ledger files", local["file"], local["off"])]
     for name, recorded, unrecorded in rows:
-        on, off = statistics.median(recorded), statistics.median(unrecorded)
+        on, off = min(recorded), min(unrecorded)
+        median = statistics.median(recorded) / statistics.median(unrecorded) - 1
         print(f"| {name} | {on * 1000:.1f} ms | {off * 1000:.1f} ms | {(on / off - 1) * 100:+.1f}% | "
-              f"{(on - off) / CALLS * 1e6:+.1f} us |")
+              f"{(on - off) / CALLS * 1e6:+.1f} us | {median * 100:+.1f}% |")
 
 
 if __name__ == "__main__":

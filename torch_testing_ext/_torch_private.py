@@ -16,6 +16,7 @@ import contextlib
 import multiprocessing
 import multiprocessing.context
 import multiprocessing.forkserver
+import sys
 import unittest
 from collections.abc import Callable, Iterator
 from types import ModuleType
@@ -87,8 +88,11 @@ __all__ = [
     "checkpoint_extension_api",
     "report_rref_leaks",
     "torchcomms_process_group",
-    "functional_collective_ops",
-    "set_functional_collective_op",
+    "functional_collective_functions",
+    "set_functional_collective_function",
+    "functional_group_name",
+    "torch_function_mode_check",
+    "torch_function_disabled",
     "group_ranks_by_name",
     "never_compile_frames",
 ]
@@ -214,12 +218,6 @@ def stop_resource_tracker() -> None:
     import multiprocessing.resource_tracker
 
     multiprocessing.resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]  # not in typeshed
-
-
-@_private("multiprocessing.forkserver._forkserver._forkserver_pid")
-def forkserver_pid() -> int | None:
-    """The pid of the running fork server, or None when none runs."""
-    return multiprocessing.forkserver._forkserver._forkserver_pid  # type: ignore[attr-defined]  # not in typeshed
 
 
 @_private("multiprocessing.current_process()._config['tempdir']")
@@ -674,8 +672,6 @@ def thread_frames() -> dict[int, Any]:
 @_private("sys._getframe()")
 def caller_frame(depth: int) -> Any:
     """The frame ``depth`` calls above the caller of this function (0: the caller's own)."""
-    import sys
-
     return sys._getframe(depth + 1)
 
 
@@ -824,34 +820,61 @@ def torchcomms_process_group(comm: Any, store: Any, file_store: Any, group_name:
     return group
 
 
-_FUNCTIONAL_COLLECTIVES = ("all_reduce", "all_reduce_", "all_reduce_coalesced", "all_reduce_coalesced_",
-                           "all_gather_into_tensor", "all_gather_into_tensor_out", "all_gather_into_tensor_coalesced",
-                           "reduce_scatter_tensor", "reduce_scatter_tensor_out", "reduce_scatter_tensor_coalesced",
-                           "all_to_all_single", "broadcast", "broadcast_", "isend", "irecv", "batch_p2p_ops")
+# The functions of functional collectives that make a collective or point-to-point call.
+_FUNCTIONAL_COLLECTIVES = ("broadcast", "all_reduce", "all_reduce_coalesced", "all_gather_tensor",
+                           "all_gather_tensor_autograd", "all_gather_single", "all_gather_single_autograd",
+                           "all_gather_single_coalesced", "all_gather_into_tensor_coalesced", "reduce_scatter_tensor",
+                           "reduce_scatter_tensor_autograd", "reduce_scatter_single", "reduce_scatter_single_autograd",
+                           "reduce_scatter_single_coalesced", "reduce_scatter_tensor_coalesced", "all_to_all_single",
+                           "all_to_all_single_autograd", "permute_tensor", "all_gather_tensor_inplace",
+                           "reduce_scatter_tensor_inplace", "all_reduce_inplace", "all_to_all_inplace",
+                           "all_gather_inplace", "isend_inplace", "irecv_inplace", "batch_p2p_ops_inplace")
 
 
-@_private("torch.ops._c10d_functional (the ops functional collectives and DTensor call)")
-def functional_collective_ops() -> dict[str, Any]:
-    """The collective ops of ``torch.ops._c10d_functional`` this torch has, by name."""
+@_private("torch.distributed._functional_collectives.<function> (the functions DTensor and tests call)")
+def functional_collective_functions() -> dict[str, Callable[..., Any]]:
+    """The functions of ``torch.distributed._functional_collectives`` that make collective
+    calls, by name (those this torch has)."""
+    import torch.distributed._functional_collectives as funcol
+
+    return {name: getattr(funcol, name) for name in _FUNCTIONAL_COLLECTIVES if hasattr(funcol, name)}
+
+
+@_private("torch.distributed._functional_collectives.<function> (replaced by a wrapper that calls it)")
+def set_functional_collective_function(name: str, function: Callable[..., Any]) -> None:
+    """Make ``torch.distributed._functional_collectives.<name>`` ``function`` (its callers,
+    DTensor's among them, look it up on the module at each call). The ops of ``torch.ops``
+    stay as they are: dispatch modes such as ``CommDebugMode`` know them by identity."""
+    import torch.distributed._functional_collectives as funcol
+
+    setattr(funcol, name, function)
+
+
+@_private("torch.distributed._functional_collectives._resolve_group_name")
+def functional_group_name(group: Any) -> str:
+    """The name of the group a functional collective is given (a group, its name, a list of
+    ranks, a device mesh, or a mesh and one of its dimensions)."""
+    import torch.distributed._functional_collectives as funcol
+
+    return str(group) if isinstance(group, str) else str(funcol._resolve_group_name(group))
+
+
+@_private("torch._C._is_torch_function_mode_enabled")
+def torch_function_mode_check() -> Callable[[], bool]:
+    """A function that says whether a ``TorchFunctionMode`` is active (it would see a
+    tensor's ``.shape`` read): torch's own, for callers on a hot path."""
     import torch
 
-    namespace = torch.ops._c10d_functional
-    ops = {}
-    for name in _FUNCTIONAL_COLLECTIVES:
-        try:
-            ops[name] = getattr(namespace, name)
-        except AttributeError:  # not in this release
-            continue
-    return ops
+    return torch._C._is_torch_function_mode_enabled
 
 
-@_private("torch.ops._c10d_functional.<op> (replaced by a wrapper that calls it)")
-def set_functional_collective_op(name: str, op: Any) -> None:
-    """Make ``torch.ops._c10d_functional.<name>`` resolve to ``op`` (its callers look it up by
-    name at each call)."""
+@_private("torch._C.DisableTorchFunction")
+def torch_function_disabled() -> contextlib.AbstractContextManager[Any]:
+    """A block in which no ``TorchFunctionMode`` nor tensor subclass's ``__torch_function__``
+    runs (to read a tensor's metadata without the test's modes seeing it)."""
     import torch
 
-    setattr(torch.ops._c10d_functional, name, op)
+    return torch._C.DisableTorchFunction()
 
 
 @_private("torch._C._dynamo.eval_frame.set_code_exec_strategy, _FrameExecStrategy, _FrameAction")

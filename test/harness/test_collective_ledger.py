@@ -10,6 +10,7 @@ path, each fault action, a fault that never fires, kept ranks and thread ranks; 
 test on ranks.
 """
 
+import json
 import os
 import re
 import subprocess
@@ -20,16 +21,17 @@ from unittest import mock
 
 from torch_testing_ext.collectives import inject_fault
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks.collective_ledger import Call, Ledger, LedgerFile, read_ledger_file
+from torch_testing_ext.ranks.collective_ledger import Call, Ledger, LedgerLog, ledger_files, read_ledger_file
 from torch_testing_ext.ranks.ledger_report import divergence_report, first_divergence
 from torch_testing_ext.ranks.outcomes import RankOutcome, combine
 from torch_testing_ext.reporting.status import Status
 
 from fixtures import ledger_cases
 from fixtures.pytest_runs import PytestRun, failure_section
-from fixtures.runs import checkout_env, run_case
+from fixtures.runs import assert_outcomes, checkout_env, run_case, run_file
 
 SOURCE = open(ledger_cases.__file__).read().splitlines()
+INVISIBLE = os.path.join(os.path.dirname(ledger_cases.__file__), "ledger_invisible.py")
 
 LAUNCHED = """import torch
 import torch.distributed as dist
@@ -147,17 +149,38 @@ class TestLedgerData(TestCase):
         self.assertIn("  rank 0: no call 2 (its last: #1 barrier at t.py:1; it was at test_x.py:9)",
                       verdict.message.splitlines())
 
-    def test_a_ledger_file_cut_off_mid_line(self):
+    def test_a_ledger_log_cut_off_anywhere(self):
+        # What a killed rank leaves: its last entry cut off mid-line, a call naming an entry
+        # that was never written; both are where the ledger ends.
         with tempfile.TemporaryDirectory() as directory:
             path = os.path.join(directory, "ledger")
-            sink = LedgerFile(path, 1, lockstep=True)
-            sink.write(call(1))
-            sink.write(call(2, "barrier", ""))
-            sink.close()
-            with open(path, "a") as cut:
-                cut.write('[3, "all_re')
-            self.assertEqual(read_ledger_file(path), ledger(1, call(1), call(2, "barrier", "")))
+            log = LedgerLog(path, 1, lockstep=True)
+            first, second = call(0), call(0, "barrier", "", reduce_op="", root="")
+            log.add_entry(first)
+            log.add_entry(second)
+            for index in (0, 1, 0):
+                log.add_call(index)
+            log.add_call(2)  # its entry is not written yet
+            log.close()
+            self.assertEqual(read_ledger_file(path), ledger(1, call(1), call(2, "barrier", ""), call(3)))
+            with open(ledger_files(path)[0], "a") as cut:
+                cut.write('["all_re')
+            self.assertEqual(read_ledger_file(path), ledger(1, call(1), call(2, "barrier", ""), call(3)))
         self.assertIsNone(read_ledger_file(os.path.join(directory, "gone")))
+
+    def test_a_ledger_log_grows_and_numbers_calls_per_group(self):
+        with tempfile.TemporaryDirectory() as directory:
+            path = os.path.join(directory, "ledger")
+            log = LedgerLog(path, 0, lockstep=False)
+            log.add_entry(call(0))
+            log.add_entry(call(0, group="1"))
+            made = 40000  # more than the first map holds
+            for number in range(made):
+                log.add_call(number % 2)
+            log.close()
+            read = read_ledger_file(path)
+        self.assertEqual((read.rank, read.lockstep, len(read.calls)), (0, False, made))
+        self.assertEqual([(c.group, c.seq) for c in read.calls[-2:]], [("0", made // 2), ("1", made // 2)])
 
     def test_nothing_is_recorded_when_the_setting_is_off(self):
         from torch_testing_ext.collectives import current_calls, recording
@@ -200,13 +223,14 @@ class TestDivergingRanks(TestCase):
         self.assertEqual(report_of(text)[:3], [
             "collective calls first differ at call 2 of group 0 (ranks 0, 1):",
             f"  rank 0: barrier at {at('second barrier')}",
-            f"  rank 1: all_reduce float32[4] at {at('rank 1 all_reduce')}"])
+            f"  rank 1: all_reduce float32[4] SUM at {at('rank 1 all_reduce')}"])
         self.assertNotIn("recording.py", text, "the ledger's wrapper is left out of the stacks")
 
     def test_mismatched_shapes_are_both_shown(self):
         text = failure_text(run_case(ledger_cases.Diverging, "test_shapes_differ_and_the_backend_says_so"))
-        self.assertEqual(report_of(text)[1:3], [f"  rank 0: all_reduce float32[2] at {at('mismatched all_reduce')}",
-                                                f"  rank 1: all_reduce float32[3] at {at('mismatched all_reduce')}"])
+        where = at("mismatched all_reduce")
+        self.assertEqual(report_of(text)[1:3], [f"  rank 0: all_reduce float32[2] SUM at {where}",
+                                                f"  rank 1: all_reduce float32[3] SUM at {where}"])
 
     def test_a_mismatch_the_backend_completed_fails_the_lockstep(self):
         result = run_case(ledger_cases.Diverging, "test_shapes_differ_and_the_backend_completes")
@@ -214,7 +238,22 @@ class TestDivergingRanks(TestCase):
         self.assertEqual(len(result.failures), 1)
         self.assertIn("the ranks passed but made different collective calls: call 1 of group 0 differs (lockstep)",
                       text)
-        self.assertIn(f"  rank 1: all_reduce float32[2, 2] at {at('same numel all_reduce')}", text)
+        self.assertIn(f"  rank 1: all_reduce float32[2, 2] SUM at {at('same numel all_reduce')}", text)
+
+    def test_what_decides_the_result_is_compared(self):
+        # The reduce op, the root and async or not differ: the calls differ, even where the
+        # backend completes them (gloo reduces with each rank's own op).
+        cases = {"test_reduce_ops_differ": ("reduce op all_reduce", "all_reduce float32[4] SUM",
+                                            "all_reduce float32[4] MAX"),
+                 "test_roots_differ": ("root broadcast", "broadcast float32[4] src=0", "broadcast float32[4] src=1"),
+                 "test_async_differs": ("async all_reduce", "all_reduce float32[4] SUM async",
+                                        "all_reduce float32[4] SUM")}
+        for name, (line, rank0, rank1) in cases.items():
+            with self.subTest(name):
+                text = failure_text(run_case(ledger_cases.Diverging, name))
+                report = report_of(text)
+                self.assertEqual(report[:3], ["collective calls first differ at call 1 of group 0 (ranks 0, 1):",
+                                              f"  rank 0: {rank0} at {at(line)}", f"  rank 1: {rank1} at {at(line)}"])
 
     def test_passing_ranks_and_the_opt_out_pass(self):
         for name in ("test_ranks_may_differ_when_the_test_says_so", "test_same_calls_pass",
@@ -231,7 +270,7 @@ class TestFaults(TestCase):
     def test_raise(self):
         text = self.fault("test_raise")
         self.assertIn("InjectedFault: injected fault: all_reduce call 2 on rank 1", text)
-        self.assertIn(f"  rank 1: all_reduce float32[2] (fault: raise) at {at('second all_reduce')}: stopped "
+        self.assertIn(f"  rank 1: all_reduce float32[2] SUM (fault: raise) at {at('second all_reduce')}: stopped "
                       "before the backend", text)
 
     def test_exit_and_kill_name_the_rank(self):
@@ -252,6 +291,29 @@ class TestFaults(TestCase):
                       "made 2 all_reduce calls", self.fault("test_never_fires"))
 
 
+class TestInvisible(TestCase):
+    """Recording changes nothing the code under test can observe: ``fixtures/ledger_invisible.py``
+    writes what its tests see (CommDebugMode's counts, a TorchFunctionMode's and a
+    TorchDispatchMode's calls, torch.compile's frames and graphs, the profiler's events, the
+    autograd of functional collectives, module and DDP communication hooks), once recording and
+    once with ``TORCH_TESTING_EXT_COLLECTIVES=off`` (no wrapper installed), and every rank of
+    every test must have seen the same."""
+
+    def test_a_test_sees_the_same_with_the_ledger_on_and_off(self):
+        seen = {}
+        for setting in ("record", "off"):
+            with tempfile.TemporaryDirectory(prefix="ledger-observed-") as directory:
+                run = run_file(INVISIBLE, env={"TORCH_TESTING_EXT_COLLECTIVES": setting, "OBSERVED_DIR": directory},
+                               timeout=600)
+                assert_outcomes(self, run, passed=6)
+                seen[setting] = {name: open(os.path.join(directory, name)).read()
+                                 for name in sorted(os.listdir(directory))}
+        self.assertEqual(len(seen["record"]), 12)  # 6 tests, 2 ranks
+        for name, observed in seen["record"].items():
+            with self.subTest(name):
+                self.assertEqual(json.loads(observed), json.loads(seen["off"][name]))
+
+
 class TestOtherWorlds(TestCase):
     def test_kept_ranks_check_lockstep(self):
         result = unittest.TestResult()
@@ -264,7 +326,7 @@ class TestOtherWorlds(TestCase):
 
     def test_thread_ranks(self):
         text = failure_text(run_case(ledger_cases.ThreadDiverging, "test_same_numel"))
-        self.assertIn(f"  rank 1: all_reduce float32[2, 2] at {at('thread all_reduce')}", text)
+        self.assertIn(f"  rank 1: all_reduce float32[2, 2] SUM at {at('thread all_reduce')}", text)
         self.assertIn("injected fault: all_reduce call 1 on rank 1",
                       failure_text(run_case(ledger_cases.ThreadDiverging, "test_fault_raises")))
         self.assertIn("needs rank processes: a thread rank shares the test's process",
@@ -281,7 +343,7 @@ class TestOtherWorlds(TestCase):
         output = result.stdout + result.stderr
         self.assertIn("the ranks passed but made different collective calls: call 1 of group 0 differs (lockstep)",
                       output)
-        self.assertIn("  rank 1: all_reduce float32[2, 2] at test_launched_ledger.py:10", output)
+        self.assertIn("  rank 1: all_reduce float32[2, 2] SUM at test_launched_ledger.py:10", output)
         # The hung rank's ledger comes with its outcome from the watchdog.
         self.assertIn("  rank 1: no call 2 (its last: #1 barrier at test_launched_ledger.py:15)", output)
 
@@ -299,8 +361,8 @@ def test_same_numel(rank, process_group):
         section = failure_section(result.stdout, "test_same_numel")
         self.assertEqual(section[0], "RankFailure: the ranks passed but made different collective calls: call 1 of "
                                      "group 0 differs (lockstep)")
-        self.assertTrue(any(re.fullmatch(r"  rank 1: all_reduce float32\[2, 2\] at test_native_ledger\.py:\d+", line)
-                            for line in section), section)
+        expected = r"  rank 1: all_reduce float32\[2, 2\] SUM at test_native_ledger\.py:\d+"
+        self.assertTrue(any(re.fullmatch(expected, line) for line in section), section)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ test checks that no other module of the package reaches for a private name.
 
 import ast
 import contextlib
+import inspect
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -902,24 +903,73 @@ class TestPrivateAccessContracts(TestCase):
             self.assertEqual((own.f_code.co_name, above.f_code.co_name), ("inner", "test_caller_frame"))
 
 
-    def test_functional_collective_ops(self):
-        with contract("functional_collective_ops"):
-            ops = private.functional_collective_ops()
-            for name in ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "all_to_all_single"):
-                self.assertIn(name, ops)
-                self.assertEqual(str(ops[name].default), f"_c10d_functional.{name}.default")
+    def test_functional_collective_functions(self):
+        with contract("functional_collective_functions"):
+            functions = private.functional_collective_functions()
+            for name in ("all_reduce", "all_gather_tensor", "reduce_scatter_tensor", "all_to_all_single", "broadcast"):
+                self.assertIn(name, functions)
+                self.assertEqual(functions[name].__module__, "torch.distributed._functional_collectives")
+                self.assertIn("group", inspect.signature(functions[name]).parameters)
 
-    def test_set_functional_collective_op(self):
-        with contract("set_functional_collective_op"):
-            original = torch.ops._c10d_functional.broadcast
+    def test_set_functional_collective_function(self):
+        with contract("set_functional_collective_function"):
+            import torch.distributed._functional_collectives as funcol
+            from torch.distributed.tensor import _collective_utils
+
+            original = funcol.all_reduce
             calls = []
-            private.set_functional_collective_op("broadcast", lambda *args: calls.append(args) or "wrapped")
+            private.set_functional_collective_function("all_reduce", lambda *args: calls.append(args) or "wrapped")
             try:
-                self.assertEqual(torch.ops._c10d_functional.broadcast(1, 2), "wrapped")  # looked up by name
+                # DTensor's own modules look it up on the module at each call.
+                self.assertIs(_collective_utils.funcol, funcol)
+                self.assertEqual(funcol.all_reduce(1, 2, 3), "wrapped")
             finally:
-                private.set_functional_collective_op("broadcast", original)
-            self.assertEqual(calls, [(1, 2)])
-            self.assertIs(torch.ops._c10d_functional.broadcast, original)
+                private.set_functional_collective_function("all_reduce", original)
+            self.assertEqual(calls, [(1, 2, 3)])
+            self.assertIs(funcol.all_reduce, original)
+
+    def test_functional_group_name(self):
+        with contract("functional_group_name"):
+            self.assertEqual(private.functional_group_name("7"), "7")
+            store = dist.HashStore()
+            dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+            try:
+                world = dist.group.WORLD
+                self.assertEqual(private.functional_group_name(world), world.group_name)
+                from torch.distributed.device_mesh import init_device_mesh
+
+                mesh = init_device_mesh("cpu", (1,))
+                self.assertEqual(private.functional_group_name((mesh, 0)), mesh.get_group(0).group_name)
+            finally:
+                dist.destroy_process_group()
+
+    def test_torch_function_mode_check(self):
+        with contract("torch_function_mode_check"):
+            from torch.overrides import TorchFunctionMode
+
+            active = private.torch_function_mode_check()
+            self.assertFalse(active())
+            with TorchFunctionMode():
+                self.assertTrue(active())
+
+    def test_torch_function_disabled(self):
+        with contract("torch_function_disabled"):
+            from torch.overrides import TorchFunctionMode
+
+            seen = []
+
+            class Names(TorchFunctionMode):
+                def __torch_function__(self, func, types, args=(), kwargs=None):
+                    seen.append(func)
+                    return func(*args, **(kwargs or {}))
+
+            t = torch.ones(2)
+            with Names():
+                with private.torch_function_disabled():
+                    self.assertEqual((tuple(t.shape), t.dtype), ((2,), torch.float32))
+                self.assertEqual(seen, [])
+                t.shape  # noqa: B018 - seen outside the block
+            self.assertEqual(len(seen), 1)
 
     def test_group_ranks_by_name(self):
         with contract("group_ranks_by_name"):

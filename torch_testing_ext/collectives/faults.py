@@ -31,8 +31,6 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..ranks.collective_ledger import Call
-
 __all__ = ["Fault", "ArmedFault", "InjectedFault", "inject_fault", "not_in_lockstep", "armed_faults",
            "in_lockstep", "ACTIONS", "FAULTS_ATTR", "LOCKSTEP_ATTR"]
 
@@ -108,27 +106,17 @@ class ArmedFault:
         self.in_thread = in_thread
         self.count = 0
         self.fired = False
-        self._acting: Call | None = None
 
-    def on_call(self, call: Call) -> Call:
-        """The ledger's entry for ``call``: marked when this fault fires on it."""
-        if call.op != self.fault.op or self.fired:
-            return call
+    def fires_on(self, op: str) -> bool:
+        """Count a call of ``op``: whether this fault fires on it (the ledger marks the call)."""
+        if op != self.fault.op or self.fired:
+            return False
         self.count += 1
-        if self.count != self.fault.nth:
-            return call
-        self.fired = True
-        stops = self.fault.action != "delay"
-        marked = dataclasses.replace(call, compared=call.compared and not stops,
-                                     note=", ".join(filter(None, [call.note, f"fault: {self.fault.action}"])))
-        self._acting = marked
-        return marked
+        self.fired = self.count == self.fault.nth
+        return self.fired
 
-    def act(self, call: Call) -> None:
-        """Do what the fault says, if it fired on ``call``."""
-        if self._acting is not call:
-            return
-        self._acting = None
+    def act(self) -> None:
+        """Do what the fault says, once it fired (after the ledger noted the call)."""
         action, where = self.fault.action, f"{self.fault.op} call {self.fault.nth} on rank {self.fault.rank}"
         if action == "delay":
             time.sleep(self.fault.seconds or 0.0)

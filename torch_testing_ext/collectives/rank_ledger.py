@@ -1,9 +1,9 @@
 """A rank's ledger around one test: what every way of running ranks calls.
 
 ``begin_test`` before the test's body (its faults armed, its lockstep wish read from the test
-function and its class, its ledger file in the test's directory for a rank process), and
+function and its class, its ledger's files in the test's directory for a rank process), and
 ``end_test`` after it: the outcome gains the ledger, and a passing rank whose fault never
-fired fails. The test process reads the ledger file of a rank that never reported
+fired fails. The test process reads the ledger files of a rank that never reported
 (:func:`attach_ledger_files`).
 """
 
@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from ..ranks.collective_ledger import ledger_path, read_ledger_file
+from ..ranks.collective_ledger import ledger_files, ledger_path, read_ledger_file
 from ..ranks.outcomes import RankOutcome
 from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
@@ -56,7 +56,8 @@ def attach_ledger_files(outcomes: Iterable[RankOutcome], test_dir: str) -> None:
 def remove_ledger_files(test_dir: str, ranks: Iterable[int]) -> None:
     """Remove the ranks' ledger files (a kept world, before its next test)."""
     for rank in ranks:
-        try:
-            os.remove(ledger_path(test_dir, rank))
-        except OSError:
-            pass
+        for path in ledger_files(ledger_path(test_dir, rank)):
+            try:
+                os.remove(path)
+            except OSError:
+                pass

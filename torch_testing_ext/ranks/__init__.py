@@ -7,7 +7,7 @@ stands on.
   ``RunSettings`` a test hands it;
 - ``outcomes``: ``RankOutcome``, how the ranks' outcomes combine into a ``Verdict``, and how a
   verdict ends the test (``RankFailure``, ``RankError``);
-- ``collective_ledger``: ``Call`` and ``Ledger``: a rank's collective calls, and its ledger file;
+- ``collective_ledger``: ``Call`` and ``Ledger``: a rank's collective calls, and its ledger's files;
 - ``ledger_report``: where the ranks' collective calls first differ, in a few lines;
 - ``skip_codes``: upstream's ``TEST_SKIPS`` exit codes;
 - ``settings``: the environment settings, each checked where it is read;
