@@ -7,8 +7,8 @@ ranks (a pass with a collective, one test per size with distinct ids, parametriz
 ``tmp_path`` in ranks, a failure on rank 1 named with pytest's assertion, a skip in every rank,
 xfail, a ``skipif`` decided before any rank starts, a crash, a hang on rank 1 with a 3 s
 timeout, nothing left behind), kept ranks (state kept between two tests; a failure closes the
-world), thread ranks, bad markers as collection errors, pytest-xdist, the driver, and
-``torchrun -m pytest``.
+world), thread ranks, bad markers as errors of their own tests, pytest-xdist, the driver,
+and ``torchrun -m pytest``.
 """
 
 import os
@@ -139,13 +139,51 @@ class TestSized:
         assert PIDS[world_size] == os.getpid()  # the world test_a of this size ran on
 '''
 
+# One file of good tests and tests with bad markers: each bad one is an error of its own test.
+BAD_MARKERS = '''
+import pytest
+
+@pytest.mark.world_size(0)
+def test_zero(rank):
+    pass
+
+@pytest.mark.world_size("x")
+def test_not_a_size(rank):
+    pass
+
+@pytest.mark.world_size(2, timeout=-1)
+def test_timeout(rank):
+    pass
+
+@pytest.mark.world_size([2, 2], ranks="bogus", size=3)
+def test_three_bad_arguments(rank, world_size):
+    pass
+
+def test_good():
+    pass
+
+@pytest.mark.world_size(2, ranks="bogus")
+class TestBadKind:
+    def test_a(self, rank):
+        pass
+
+    def test_b(self, rank):
+        pass
+
+@pytest.mark.world_size(2, ranks="threads")
+def test_good_on_ranks(rank):
+    pass
+'''
+KINDS = "'fresh', 'kept', 'threads'"
 BAD = {
-    "test_zero.py": ("@pytest.mark.world_size(0)", "test_zero.py::test_x: world_size=0: expected a positive integer"),
-    "test_kind.py": ('@pytest.mark.world_size(2, ranks="x")',
-                     "test_kind.py::test_x: world_size(ranks='x'): expected one of 'fresh', 'kept', 'threads'"),
-    "test_timeout.py": ("@pytest.mark.world_size(2, timeout=-1)",
-                        "test_timeout.py::test_x: world_size(timeout=...)=-1: expected a positive number of "
-                        "seconds"),
+    "test_zero": "world_size=0: expected a positive integer",
+    "test_not_a_size": "world_size='x': expected a positive integer",
+    "test_timeout": "world_size(timeout=...)=-1: expected a positive number of seconds",
+    "test_three_bad_arguments": f"world_size([2, 2]): a size is given twice; world_size(ranks='bogus'): expected "
+                                f"one of {KINDS}; world_size(..., size=...): unknown argument; expected one of "
+                                f"timeout, ranks, allow_cpu",
+    "TestBadKind.test_a": f"world_size(ranks='bogus'): expected one of {KINDS}",
+    "TestBadKind.test_b": f"world_size(ranks='bogus'): expected one of {KINDS}",
 }
 
 LAUNCHED = '''
@@ -214,6 +252,17 @@ class TestInProcess(TestCase):
         self.assertEqual(parse_mark(([2, 4],), {"timeout": 30, "ranks": "kept", "allow_cpu": True}),
                          WorldSizeMark((2, 4), 30.0, "kept", True))
         self.assertEqual(size_id(4), "4ranks")
+
+    def test_a_marker_with_several_bad_arguments_names_each(self):
+        with self.assertRaises(MarkError) as raised:
+            parse_mark((0,), {"ranks": "x", "timeout": "soon", "allow_cpu": 1, "size": 2, "kind": 3})
+        self.assertEqual(str(raised.exception), "; ".join([
+            "world_size=0: expected a positive integer",
+            "world_size(timeout=...)='soon': expected a positive number of seconds",
+            "world_size(ranks='x'): expected one of 'fresh', 'kept', 'threads'",
+            "world_size(allow_cpu=1): expected True or False",
+            "world_size(..., kind=...): unknown argument; expected one of timeout, ranks, allow_cpu",
+            "world_size(..., size=...): unknown argument; expected one of timeout, ranks, allow_cpu"]))
 
     def test_every_bad_argument_is_one_line_naming_it(self):
         cases = [
@@ -395,15 +444,27 @@ class TestProjectSettings(TestCase):
 
 
 class TestBadMarkers(TestCase):
-    def test_a_bad_argument_is_a_one_line_collection_error(self):
-        run = PytestRun({name: f"import pytest\n{mark}\ndef test_x(rank):\n    pass\n"
-                         for name, (mark, _) in BAD.items()})
+    def run_bad_markers(self, *args):
+        run = PytestRun({"test_bad.py": BAD_MARKERS})
         self.addCleanup(run.cleanup)
-        result = run.run()
-        self.assertEqual(result.returncode, 2, result.stdout)
-        for name, (_, message) in BAD.items():
-            with self.subTest(name):
-                self.assertEqual(failure_section(result.stdout, f"ERROR collecting {name}"), [message])
+        return run.run(*args)
+
+    def test_a_bad_marker_is_a_one_line_error_of_its_own_test(self):
+        result = self.run_bad_markers("-rE")
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertRegex(result.stdout.splitlines()[-1], r"^=+ 2 passed, 6 errors in ")  # every test ran
+        summary = summary_lines(result.stdout)
+        for title, message in BAD.items():
+            with self.subTest(title):
+                self.assertEqual(failure_section(result.stdout, f"ERROR at setup of {title}"), [message])
+                nodeid = "test_bad.py::" + title.replace(".", "::")
+                [line] = [line for line in summary if line.startswith(f"ERROR {nodeid} - ")]
+                self.assertTrue(f"Failed: {message}".startswith(line.split(" - ", 1)[1].removesuffix("...")), line)
+
+    def test_the_files_other_tests_run_alone(self):
+        result = self.run_bad_markers("test_bad.py::test_good", "test_bad.py::test_good_on_ranks")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertRegex(result.stdout.splitlines()[-1], r"^=+ 2 passed in ")
 
 
 class TestWithOtherRunners(TestCase):

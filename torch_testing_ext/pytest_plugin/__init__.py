@@ -9,7 +9,7 @@ the harness pay nothing for it.
   ``world_size`` marker's tests;
 - ``rank_failure_report``: how a test whose ranks did not all pass reads in pytest's report;
 - ``world_size_mark``: ``@pytest.mark.world_size(n | [n, m], timeout=, ranks=, allow_cpu=)``,
-  checked;
+  checked (a bad one errors its own test);
 - ``rank_fixtures``: ``rank``, ``world_size``, ``device``, ``backend``, ``process_group``;
 - ``item_state``: what a marked test carries between the hooks, its item and its worlds;
 - ``ranks_function``: a marked test as the test process runs it (fresh, kept, thread or

@@ -10,11 +10,11 @@
 - **Rank failures** (``pytest_runtest_makereport``): a test whose ranks did not all pass is
   reported from the ranks' own tracebacks, without the harness's frames
   (:mod:`.rank_failure_report`); ``--fulltrace`` shows everything as usual.
-- **Tests on ranks** (``@pytest.mark.world_size``): the marker is checked as the test is
-  collected (a bad argument is a one-line collection error), several sizes make one test
-  each, and the marked tests run on their ranks (:mod:`.ranks_function`) with the fixtures
-  ``rank``, ``world_size``, ``device``, ``backend`` and ``process_group``
-  (:mod:`.rank_fixtures`).
+- **Tests on ranks** (``@pytest.mark.world_size``): several sizes make one test each, and
+  the marked tests run on their ranks (:mod:`.ranks_function`) with the fixtures ``rank``,
+  ``world_size``, ``device``, ``backend`` and ``process_group`` (:mod:`.rank_fixtures`). A
+  marker the harness cannot use is an error of its own test (one line naming every bad
+  argument), not of the file's collection.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..ranks.settings import SettingError
 from .item_state import KEPT_WORLDS, NEXT_KEY
 from .rank_failure_report import rank_failure_longrepr
 from .rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
-from .ranks_function import checked_mark, closest_mark, is_ranks_item, make_ranks_items
+from .ranks_function import closest_mark, is_ranks_item, make_ranks_items, usable_mark
 from .world_size_mark import MARK_HELP, MARK_NAME, size_id
 
 __all__ = ["pytest_configure", "pytest_runtest_makereport", "pytest_pycollect_makeitem", "pytest_generate_tests",
@@ -70,10 +70,9 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     """Check a test function's ``world_size`` marker; one with several sizes takes the
     ``world_size`` fixture, so that each size can be a test of its own."""
     mark = closest_mark(collector, obj) if inspect.isfunction(obj) else None
-    if mark is not None:
-        checked = checked_mark(f"{collector.nodeid}::{name}", mark)
-        if len(checked.sizes) > 1:
-            pytest.mark.usefixtures("world_size")(obj)
+    checked = usable_mark(mark) if mark is not None else None
+    if checked is not None and len(checked.sizes) > 1:
+        pytest.mark.usefixtures("world_size")(obj)
     return (yield)
 
 
@@ -82,8 +81,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     mark = metafunc.definition.get_closest_marker(MARK_NAME)
     if mark is None:
         return
-    checked = checked_mark(metafunc.definition.nodeid, mark)
-    if len(checked.sizes) > 1:
+    checked = usable_mark(mark)
+    if checked is not None and len(checked.sizes) > 1:
         # On kept ranks, all tests of one size run together (one world each), not by test.
         kept_scope: Literal["class", "module"] = "class" if metafunc.cls is not None else "module"
         metafunc.parametrize("world_size", checked.sizes, ids=size_id,

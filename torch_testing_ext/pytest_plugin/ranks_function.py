@@ -1,6 +1,6 @@
 """A test marked ``@pytest.mark.world_size`` as the test process sees it.
 
-After collection each such test becomes one of two kinds of pytest ``Function`` (its id,
+After collection each such test becomes one of these kinds of pytest ``Function`` (its id,
 markers, parametrization and location stay what pytest made):
 
 - :class:`RanksFunction` (fresh and kept ranks): its fixtures are set up in the ranks, not
@@ -9,7 +9,9 @@ markers, parametrization and location stay what pytest made):
 - :class:`ThreadRanksFunction` (thread ranks): its fixtures are set up here, in the test's
   thread, and ``runtest`` calls the test once per rank thread;
 - :class:`LaunchedRanksFunction` (under ``torchrun -m pytest``, whatever ``ranks`` says):
-  fixtures and body run here, as this launched rank, and the verdict is that of all ranks.
+  fixtures and body run here, as this launched rank, and the verdict is that of all ranks;
+- :class:`BadMarkFunction` (a marker the harness cannot use, ``world_size(0)``): an error of
+  that test alone, one line naming every bad argument; the file's other tests run.
 
 pytest's own plugins see an ordinary test: ``skip``/``skipif`` marks are decided here before
 any rank starts, ``xfail`` applies to the verdict of all ranks, ``-k``/``-m`` select as usual.
@@ -27,10 +29,11 @@ from ..ranks.rank_facts import current_rank_facts
 from .item_state import WORLD_KEY
 from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, parse_mark
 
-__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "closest_mark", "checked_mark",
-           "is_ranks_item", "make_ranks_items"]
+__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "BadMarkFunction", "closest_mark",
+           "usable_mark", "is_ranks_item", "make_ranks_items"]
 
 __unittest = True
+
 
 
 
@@ -82,12 +85,28 @@ def closest_mark(collector: pytest.Collector, obj: object) -> pytest.Mark | None
     return own[0] if own else collector.get_closest_marker(MARK_NAME)
 
 
-def checked_mark(where: str, mark: pytest.Mark) -> WorldSizeMark:
-    """``mark`` checked; a bad argument is a collection error of one line naming ``where``."""
+def usable_mark(mark: pytest.Mark) -> WorldSizeMark | None:
+    """``mark`` checked; None if the harness cannot use it (its test errors, see
+    :class:`BadMarkFunction`)."""
     try:
         return parse_mark(mark.args, dict(mark.kwargs))
-    except MarkError as error:
-        raise pytest.Collector.CollectError(f"{where}: {error}") from None
+    except MarkError:
+        return None
+
+
+class BadMarkFunction(pytest.Function):
+    """A test whose ``world_size`` marker the harness cannot use: an error of this test alone,
+    at its setup (no fixture is set up, no rank starts), one line naming every bad argument.
+    The file's other tests are collected and run."""
+
+    def setup(self) -> None:
+        pytest.fail(self.stash[_MARK_ERROR], pytrace=False)
+
+    def runtest(self) -> None:
+        """Never reached: ``setup`` fails."""
+
+
+_MARK_ERROR = pytest.StashKey[str]()  # why a BadMarkFunction's marker cannot be used
 
 
 def make_ranks_items(items: list[pytest.Item]) -> None:
@@ -101,7 +120,12 @@ def make_ranks_items(items: list[pytest.Item]) -> None:
         mark = item.get_closest_marker(MARK_NAME)
         if mark is None or type(item) is not pytest.Function:
             continue
-        checked = parse_mark(mark.args, dict(mark.kwargs))  # checked at collection already
+        try:
+            checked = parse_mark(mark.args, dict(mark.kwargs))
+        except MarkError as error:
+            item.stash[_MARK_ERROR] = str(error)
+            item.__class__ = BadMarkFunction
+            continue
         callspec = getattr(item, "callspec", None)
         size = callspec.params["world_size"] if callspec and "world_size" in callspec.params \
             else checked.sizes[0]

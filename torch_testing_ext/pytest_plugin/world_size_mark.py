@@ -13,8 +13,8 @@ default), ``"kept"`` (processes kept for the tests of the class, or of the modul
 test is not in a class), ``"threads"`` (threads of the test's process). Under a launcher
 (``torchrun -m pytest``) every test runs as the launched rank, whatever ``ranks`` says.
 
-A bad argument is a :class:`MarkError`, whose message is one line naming the argument.
-Torch-free.
+A bad argument is a :class:`MarkError`, whose message is one line naming every bad argument;
+the plugin makes it an error of the marked test alone (``ranks_function``). Torch-free.
 """
 
 from __future__ import annotations
@@ -64,27 +64,35 @@ def _sizes(value: Any) -> tuple[int, ...]:
 
 
 def parse_mark(args: Sequence[Any], kwargs: dict[str, Any]) -> WorldSizeMark:
-    """The checked marker of ``@pytest.mark.world_size(*args, **kwargs)``; ``MarkError`` (one
-    line naming the argument) if the harness cannot use it."""
-    unknown = sorted(set(kwargs) - set(_KEYWORDS))
-    if unknown:
-        raise MarkError(f"world_size(..., {unknown[0]}=...): unknown argument; expected one of "
-                        f"{', '.join(_KEYWORDS)}")
-    if len(args) != 1:
-        raise MarkError(f"world_size takes one size or a list of sizes, got {len(args)} positional arguments")
-    try:
-        sizes = _sizes(args[0])
-        timeout = kwargs.get("timeout")
-        if timeout is not None:
-            timeout = settings.positive_seconds("world_size(timeout=...)", timeout)
-    except settings.SettingError as error:
-        raise MarkError(str(error)) from None
+    """The checked marker of ``@pytest.mark.world_size(*args, **kwargs)``; ``MarkError`` if the
+    harness cannot use it, one line naming every bad argument (``; `` between them)."""
+    problems: list[str] = []
+
+    def checked(check: Any, *values: Any) -> Any:
+        try:
+            return check(*values)
+        except (MarkError, settings.SettingError) as error:
+            problems.append(str(error))
+            return None
+
+    sizes = None
+    if len(args) == 1:
+        sizes = checked(_sizes, args[0])
+    else:
+        problems.append(f"world_size takes one size or a list of sizes, got {len(args)} positional arguments")
+    timeout = kwargs.get("timeout")
+    if timeout is not None:
+        timeout = checked(settings.positive_seconds, "world_size(timeout=...)", timeout)
     ranks = kwargs.get("ranks", "fresh")
     if ranks not in RANK_KINDS:
-        raise MarkError(f"world_size(ranks={ranks!r}): expected one of {', '.join(map(repr, RANK_KINDS))}")
+        problems.append(f"world_size(ranks={ranks!r}): expected one of {', '.join(map(repr, RANK_KINDS))}")
     allow_cpu = kwargs.get("allow_cpu", False)
     if not isinstance(allow_cpu, bool):
-        raise MarkError(f"world_size(allow_cpu={allow_cpu!r}): expected True or False")
+        problems.append(f"world_size(allow_cpu={allow_cpu!r}): expected True or False")
+    for name in sorted(set(kwargs) - set(_KEYWORDS)):
+        problems.append(f"world_size(..., {name}=...): unknown argument; expected one of {', '.join(_KEYWORDS)}")
+    if problems or sizes is None:
+        raise MarkError("; ".join(problems))
     return WorldSizeMark(sizes, timeout, ranks, allow_cpu)
 
 
