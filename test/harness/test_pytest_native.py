@@ -7,16 +7,21 @@ ranks (a pass with a collective, one test per size with distinct ids, parametriz
 ``tmp_path`` in ranks, a failure on rank 1 named with pytest's assertion, a skip in every rank,
 xfail, a ``skipif`` decided before any rank starts, a crash, a hang on rank 1 with a 3 s
 timeout, nothing left behind), kept ranks (state kept between two tests; a failure closes the
-world), thread ranks, bad markers as errors of their own tests, pytest-xdist, the driver,
-and ``torchrun -m pytest``.
+world), thread ranks, ranks that leave their test early (KeyboardInterrupt, pytest.exit(),
+sys.exit(0), in the body or a fixture, or a session stopped outside the test: never a pass, on
+fresh, kept, thread and launched ranks), bad markers as errors of their own
+tests, pytest-xdist, the driver, and ``torchrun -m pytest``.
 """
 
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import types
 import uuid
 import xml.etree.ElementTree as ElementTree
@@ -25,10 +30,12 @@ from pathlib import Path
 import pytest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.pytest_plugin.left_the_test import InterruptWatch, stand_in
 from torch_testing_ext.pytest_plugin.pytest_worlds import rank_facts_for
 from torch_testing_ext.pytest_plugin.rank_session import session_options
 from torch_testing_ext.pytest_plugin.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
-from torch_testing_ext.ranks.outcomes import RankOutcome, combine
+from torch_testing_ext.ranks.interrupts import Terminated
+from torch_testing_ext.ranks.outcomes import RankOutcome, combine, outcome_of
 from torch_testing_ext.reporting.stack_dumps import is_harness_file
 from torch_testing_ext.reporting.status import Status
 
@@ -139,6 +146,105 @@ class TestSized:
         assert PIDS[world_size] == os.getpid()  # the world test_a of this size ran on
 '''
 
+# Ways a rank leaves a test other than by returning, on one rank of two, on the kind of ranks
+# the module's marker names. Thread ranks set fixtures up once, in the test's thread (pytest's
+# own rules hold there): their file stops before the fixtures' tests.
+LEAVING = '''
+import sys
+import pytest
+from torch_testing_ext.common_distributed import TEST_SKIPS
+
+pytestmark = pytest.mark.world_size(2, ranks="{ranks}")
+
+def test_interrupts(rank):
+    if rank == 1:
+        raise KeyboardInterrupt
+
+def test_exits(rank):
+    if rank == 1:
+        pytest.exit("why")
+
+def test_exits_0(rank):
+    if rank == 1:
+        sys.exit(0)
+
+def test_exits_with_a_skip_code(rank):
+    sys.exit(TEST_SKIPS["small_worldsize"].exit_code)
+
+def test_passes_after_them(rank):
+    pass
+
+# -- fixtures and the session (not on thread ranks) --
+
+@pytest.fixture
+def interrupts_in_setup(rank):
+    if rank == 1:
+        raise KeyboardInterrupt
+    yield
+
+@pytest.fixture
+def exits_in_teardown(rank):
+    yield
+    if rank == 1:
+        pytest.exit("from teardown")
+
+def test_interrupts_in_setup(rank, interrupts_in_setup):
+    pass
+
+def test_exits_in_teardown(rank, exits_in_teardown):
+    pass
+
+def test_session_stops_before_the_test(rank):
+    pass
+
+def test_session_stops_after_the_test(rank):
+    pass
+
+def test_passes_at_the_end(rank):
+    pass
+'''
+
+# A plugin of the ranks' sessions (a conftest) that interrupts rank 1's session outside the
+# test's phases, before and after the test: its protocol never completes.
+STOPPING_CONFTEST = '''
+from torch_testing_ext.ranks.rank_facts import current_rank_facts
+
+def _on_rank_1(nodeid, name):
+    facts = current_rank_facts()
+    return facts is not None and facts.rank == 1 and nodeid.endswith(name)
+
+def pytest_runtest_logstart(nodeid, location):
+    if _on_rank_1(nodeid, "test_session_stops_before_the_test"):
+        raise KeyboardInterrupt
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _on_rank_1(nodeid, "test_session_stops_after_the_test"):
+        raise KeyboardInterrupt
+'''
+
+
+def leaving_source(ranks):
+    """LEAVING on ``ranks`` ranks (on thread ranks, without its fixtures' and session's tests)."""
+    source = LEAVING.format(ranks=ranks)
+    return source.split("# -- fixtures")[0] if ranks == "threads" else source
+
+
+def left_with(file_name, fixtures=True):
+    """{test of LEAVING: ``rank 1 left the test with <how> at <file:line>``}, the words of
+    ranks.outcomes, for LEAVING written as ``file_name`` (``fixtures``: its fixtures' tests too)."""
+    def at(text, nth=1):
+        return f"at {file_name}:{line_of(LEAVING, text, nth)}"
+
+    exit_why, exit_teardown = 'pytest.exit("why")', 'pytest.exit("from teardown")'
+    words = {"test_interrupts": f"KeyboardInterrupt {at('raise KeyboardInterrupt')}",
+             "test_exits": f"pytest.exit('why') {at(exit_why)}",
+             "test_exits_0": f"sys.exit(0) {at('sys.exit(0)')}"}
+    if fixtures:
+        words.update({"test_interrupts_in_setup": f"KeyboardInterrupt {at('raise KeyboardInterrupt', 2)}",
+                      "test_exits_in_teardown": f"pytest.exit('from teardown') {at(exit_teardown)}"})
+    return {test: f"rank 1 left the test with {how}" for test, how in words.items()}
+
+
 # One file of good tests and tests with bad markers: each bad one is an error of its own test.
 BAD_MARKERS = '''
 import pytest
@@ -212,10 +318,20 @@ def junit_statuses(path):
     return statuses, times
 
 
-def line_of(source, text):
-    """The line number of the first line of ``source`` (as the fixture file holds it) with ``text``."""
+def junit_cases(path):
+    """{(module or class name, test name): "passed" | "failure" | "error" | "skipped"} from JUnit XML."""
+    root = ElementTree.parse(path).getroot()
+    cases = {}
+    for case in root.iter("testcase"):
+        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
+        cases[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
+    return cases
+
+
+def line_of(source, text, nth=1):
+    """The line number of the ``nth`` line of ``source`` (as the fixture file holds it) with ``text``."""
     lines = textwrap.dedent(source).splitlines()
-    return next(number for number, line in enumerate(lines, 1) if text in line)
+    return [number for number, line in enumerate(lines, 1) if text in line][nth - 1]
 
 
 def decorated_at(source, name):
@@ -320,6 +436,29 @@ class TestInProcess(TestCase):
                              [(0, "cpu", "gloo"), (1, "cpu", "gloo")])
         with pretend_accelerator("cuda", count=2):
             self.assertEqual([f.device for f in rank_facts_for(WorldSizeMark((2,)), 2, "/d")], ["cuda:0", "cuda:1"])
+
+    def test_a_launched_tests_own_keyboard_interrupt_is_no_stop_but_ctrl_c_is(self):
+        if threading.current_thread() is not threading.main_thread():
+            self.skipTest("signal handlers are set in the main thread only")
+        before = signal.getsignal(signal.SIGINT)
+        with InterruptWatch() as watch:
+            try:
+                raise KeyboardInterrupt  # the test's own
+            except KeyboardInterrupt as error:
+                own = error
+            self.assertFalse(watch.is_a_stop(own))
+            self.assertTrue(watch.is_a_stop(Terminated("received signal SIGTERM")))
+            with self.assertRaises(KeyboardInterrupt) as ctrl_c:
+                signal.raise_signal(signal.SIGINT)
+            self.assertTrue(watch.is_a_stop(ctrl_c.exception))
+        self.assertIs(signal.getsignal(signal.SIGINT), before)
+        # What reaches the launched run instead of the test's own: read as it, but no interrupt.
+        substitute = stand_in(own)
+        self.assertNotIsInstance(substitute, KeyboardInterrupt)
+        line = own.__traceback__.tb_lineno
+        self.assertEqual(outcome_of(1, substitute).detail.splitlines()[0],
+                         f"rank 1 left the test with KeyboardInterrupt at test_pytest_native.py:{line}")
+        self.assertEqual(outcome_of(1, substitute).detail.splitlines()[-1], "KeyboardInterrupt")
 
     def test_pytests_runner_frames_are_the_harness_in_a_dump(self):
         self.assertTrue(is_harness_file(pytest.__file__.replace("pytest/__init__.py", "_pytest/runner.py")))
@@ -427,6 +566,80 @@ class TestThreadRanks(PytestNativeRun):
         self.assertIn("[rank 1] AssertionError: assert 1 != 1", section)
 
 
+class TestLeavingTheTest(PytestNativeRun):
+    """A rank passes only when its test returned (or skipped), on fresh, kept and thread ranks:
+    leaving it by KeyboardInterrupt, pytest.exit() or sys.exit(0), in its body or its fixtures,
+    fails the test in ranks.outcomes' words; a rank session stopped outside the test's phases
+    never passes. Read from pytest's own verdict: exit status, summary lines, JUnit XML."""
+
+    files = {"conftest.py": STOPPING_CONFTEST,
+             **{f"test_leave_{ranks}.py": leaving_source(ranks) for ranks in ("fresh", "kept", "threads")}}
+
+    def expected(self, ranks):
+        """{test: (the reason its summary line gives, the first line of rank 1's part of its
+        report)} for the file of ``ranks``."""
+        expected = {test: (words, words) for test, words in
+                    left_with(f"test_leave_{ranks}.py", fixtures=ranks != "threads").items()}
+        if ranks == "threads":
+            return expected
+        if ranks == "fresh":
+            before = ("rank 1 did not finish the test: its pytest session never tore it down (the test's phases "
+                      "that ran: none)")
+            after = ("rank 1 did not finish the test: its pytest session ended with exit status 2 (INTERRUPTED) "
+                     "(the test's phases that ran: setup, call, teardown)")
+            expected.update({"test_session_stops_before_the_test": (before, before),
+                             "test_session_stops_after_the_test": (after, after)})
+        else:  # a kept rank's session raises out of the test's protocol
+            expected.update({
+                "test_session_stops_before_the_test": (
+                    "rank 1 raised KeyboardInterrupt", "rank 1's pytest session broke (the test's phases that ran: "
+                                                       "none):"),
+                "test_session_stops_after_the_test": (
+                    "rank 1 raised KeyboardInterrupt", "rank 1's pytest session broke (the test's phases that ran: "
+                                                       "setup, call, teardown):")})
+        return expected
+
+    def test_the_test_process_fails_and_says_so(self):
+        self.assertEqual(self.result.returncode, 1, self.output)
+        # fresh and kept: 7 failed, 2 passed, 1 skipped each; threads: 3 failed, 1 passed, 1 skipped
+        self.assertRegex(self.result.stdout.splitlines()[-1], r"^=+ 17 failed, 5 passed, 3 skipped in ")
+
+    def test_each_way_of_leaving_fails_its_test_naming_rank_what_and_where(self):
+        cases = junit_cases(self.out / "report.xml")
+        summary = summary_lines(self.result.stdout)
+        for ranks in ("fresh", "kept", "threads"):
+            module = f"test_leave_{ranks}"
+            for test, (reason, first_line) in self.expected(ranks).items():
+                with self.subTest(ranks=ranks, test=test):
+                    self.assertEqual(cases[(module, test)], "failure", self.output)
+                    # The summary line names the rank first; pytest cuts it at 80 columns.
+                    [line] = [line for line in summary if line.startswith(f"FAILED {module}.py::{test} - ")]
+                    shown = line.split(" - ", 1)[1]
+                    self.assertTrue(reason.startswith(shown.removesuffix("...")), (line, reason))
+                    self.assertTrue(any(f"[rank 1] {first_line}" in section
+                                        for section in failure_sections(self.result.stdout, test)), self.output)
+            with self.subTest(ranks=ranks, test="a skip code, then passes"):
+                self.assertEqual(cases[(module, "test_exits_with_a_skip_code")], "skipped")
+                self.assertEqual(cases[(module, "test_passes_after_them")], "passed")
+                if ranks != "threads":
+                    self.assertEqual(cases[(module, "test_passes_at_the_end")], "passed")
+
+    def test_nothing_is_left_behind(self):
+        self.assertEqual(processes_with(self.marker), [])
+        self.assertEqual(leftover_files(self.tmp), [])
+
+
+def failure_sections(output, title):
+    """Every section under FAILURES titled ``title`` (several files may have a test of that
+    name), each as a list of lines."""
+    lines = output.splitlines()
+    sections = []
+    for start in [i for i, line in enumerate(lines) if re.fullmatch(rf"_+ {re.escape(title)} _+", line)]:
+        end = next(i for i in range(start + 1, len(lines)) if re.fullmatch(r"[_=]+ .* [_=]+", lines[i]))
+        sections.append(lines[start + 1:end])
+    return sections
+
+
 class TestProjectSettings(TestCase):
     def test_addopts_are_the_test_processs_and_kept_sizes_keep_their_worlds(self):
         # addopts that only the test process may act on (a report file: every rank would write
@@ -481,17 +694,47 @@ class TestWithOtherRunners(TestCase):
         self.assertIn("summary: 6 passed, 0 failed, 0 skipped", driver.stdout)
 
     def test_torchrun_runs_each_test_as_the_launched_rank(self):
-        run = PytestRun({"test_launched.py": LAUNCHED})
+        # LEAVING's tests too: under a launcher every test runs as the launched rank, whatever
+        # its marker's ranks=, and leaving it early fails it (a fixture's teardown runs after
+        # the ranks' verdict: an error of that rank's test). Each rank's output to its own file.
+        run = PytestRun({"test_launched.py": LAUNCHED, "test_leave_launched.py": leaving_source("fresh")})
         self.addCleanup(run.cleanup)
-        launcher = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "pytest",
-                    "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark", "-q"]
+        logs = run.root / "logs"
+        launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                    "--redirects", "3", "--log-dir", str(logs), "-m", "pytest", "-p", "no:cacheprovider",
+                    "-p", "no:hypothesispytest", "-p", "no:benchmark", "-q", "-rfE"]
         result = subprocess.run(launcher, cwd=run.root, env=checkout_env(OMP_NUM_THREADS="1"),
                                 capture_output=True, text=True, timeout=300)
-        summaries = [line for line in result.stdout.splitlines() if line.startswith("FAILED ")]
-        self.assertEqual(len(summaries), 2, result.stdout + result.stderr)  # each rank reports the verdict
-        for line in summaries:
-            self.assertTrue(line.startswith("FAILED test_launched.py::test_fails_on_rank_1 - rank 1 failed:"), line)
-        self.assertEqual(result.stdout.count("1 failed, 1 passed"), 2)
+        self.assertNotEqual(result.returncode, 0, result.stdout + result.stderr)
+        outputs = {rank: launched_output(logs, rank) for rank in (0, 1)}
+        name = "test_leave_launched.py"
+        left = left_with(name)
+        teardown = left.pop("test_exits_in_teardown")
+        for rank, output in outputs.items():
+            with self.subTest(rank=rank):
+                summary = summary_lines(output)
+                # every rank reports the verdict of all
+                self.assertTrue(any(line.startswith("FAILED test_launched.py::test_fails_on_rank_1 - rank 1 failed: ")
+                                    for line in summary), output)
+                for test, words in left.items():
+                    [line] = [line for line in summary if line.startswith(f"FAILED {name}::{test} - ")]
+                    self.assertTrue(words.startswith(line.split(" - ", 1)[1].removesuffix("...")), line)
+                errors = [line for line in summary if line.startswith("ERROR ")]
+                if rank == 1:  # the teardown after the verdict: this rank's own
+                    [error] = errors
+                    self.assertTrue(error.startswith(f"ERROR {name}::test_exits_in_teardown - rank 1 left the test"),
+                                    error)
+                    self.assertIn(teardown, output)
+                    self.assertRegex(output.splitlines()[-1], r"^5 failed, 6 passed, 1 skipped, 1 error in ")
+                else:
+                    self.assertEqual(errors, [])
+                    self.assertRegex(output.splitlines()[-1], r"^5 failed, 6 passed, 1 skipped in ")
+
+
+def launched_output(log_dir, rank):
+    """What local rank ``rank`` of a torchrun with ``--redirects 3 --log-dir log_dir`` wrote to stdout."""
+    [path] = log_dir.glob(f"*/attempt_0/{rank}/stdout.log")
+    return path.read_text()
 
 
 if __name__ == "__main__":

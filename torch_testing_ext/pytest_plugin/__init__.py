@@ -16,5 +16,8 @@ the harness pay nothing for it.
   launched ranks);
 - ``pytest_worlds``: where a marked test's ranks run, and its verdict (imports torch, when a
   marked test runs);
-- ``rank_session``: what a rank process runs: a pytest session of its own, as that rank.
+- ``rank_session``: what a rank process runs: a pytest session of its own, as that rank;
+- ``phase_record``: how a test ended on a rank, from the reports of its phases;
+- ``left_the_test``: ``KeyboardInterrupt`` and ``pytest.exit()`` in a rank's test, its outcome
+  rather than a stop of the session.
 """

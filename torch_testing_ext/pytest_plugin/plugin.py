@@ -14,7 +14,8 @@
   the marked tests run on their ranks (:mod:`.ranks_function`) with the fixtures ``rank``,
   ``world_size``, ``device``, ``backend`` and ``process_group`` (:mod:`.rank_fixtures`). A
   marker the harness cannot use is an error of its own test (one line naming every bad
-  argument), not of the file's collection.
+  argument), not of the file's collection. A launched rank's fixture teardown that leaves by
+  ``sys.exit()``, ``pytest.exit()`` or ``KeyboardInterrupt`` is an error naming the rank.
 """
 
 from __future__ import annotations
@@ -31,11 +32,21 @@ from ..ranks.settings import SettingError
 from .item_state import KEPT_WORLDS, NEXT_KEY
 from .rank_failure_report import rank_failure_longrepr
 from .rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
-from .ranks_function import closest_mark, is_ranks_item, make_ranks_items, usable_mark
+from .ranks_function import (
+    LaunchedRanksFunction,
+    closest_mark,
+    is_ranks_item,
+    launched_teardown,
+    make_ranks_items,
+    usable_mark,
+)
 from .world_size_mark import MARK_HELP, MARK_NAME, size_id
 
 __all__ = ["pytest_configure", "pytest_runtest_makereport", "pytest_pycollect_makeitem", "pytest_generate_tests",
-           "pytest_collection_modifyitems", "pytest_runtest_protocol", "pytest_sessionfinish"]
+           "pytest_collection_modifyitems", "pytest_runtest_teardown", "pytest_runtest_protocol",
+           "pytest_sessionfinish"]
+
+__unittest = True  # the harness's frames: left out of a rank's traceback
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -93,6 +104,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marked tests become tests on ranks (before ``-k`` and ``-m`` select among them)."""
     make_ranks_items(items)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+    """A launched test's fixtures that leave their teardown early: an error naming the rank."""
+    if isinstance(item, LaunchedRanksFunction):
+        return (yield from launched_teardown())
+    return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -12,7 +12,8 @@
   default ``threaded`` group, with the fixtures set up once in the test's thread.
 - Launched ranks (``torchrun -m pytest``): the test's fixtures and body run here as this
   process's rank (``launcher.launched_run``); a test needing more ranks than the launcher
-  started skips; every rank reports the verdict of all ranks.
+  started skips; every rank reports the verdict of all ranks. A ``KeyboardInterrupt`` the
+  test raised is its outcome there, not a stop of the run (Ctrl-C and SIGTERM still stop it).
 
 On an accelerator machine a test that asks for more ranks than there are devices skips before
 any rank starts, unless its marker says ``allow_cpu=True`` (then its ranks run on CPU with gloo).
@@ -43,6 +44,7 @@ from ..thread_ranks import threaded_pg
 from ..thread_ranks.rank_threads import ThreadRankFailure, run_rank_threads, thread_verdict
 from . import rank_session
 from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, ThreadRankValue, function_arguments
+from .left_the_test import InterruptWatch, stand_in
 from .world_size_mark import WorldSizeMark
 
 __all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_as_launched_rank", "close_kept_worlds",
@@ -232,8 +234,14 @@ def run_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: int) 
     timeout = timeout_of(mark)
 
     def body() -> None:
-        pytest.Function.setup(item)
-        pytest.Function.runtest(item)
+        with InterruptWatch() as watch:
+            try:
+                pytest.Function.setup(item)
+                pytest.Function.runtest(item)
+            except KeyboardInterrupt as error:  # the launched run takes one for a stop of the run
+                if watch.is_a_stop(error):
+                    raise
+                raise stand_in(error) from None
 
     # The launched run reads the test's id, and its function and class (faults, lockstep).
     verdict = launched_run.run_as_launched_rank(_LaunchedTestName(item),  # type: ignore[arg-type]

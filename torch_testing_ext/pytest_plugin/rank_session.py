@@ -12,9 +12,10 @@ goes to the rank's log, and the rank reports one :class:`PytestRankOutcome` per 
   :class:`KeptTest` received is run and answered (what it left behind fails it, as for
   ``MultiProcContinuousTest``), until ``None``.
 
-A rank's outcome is its test's phases taken together, before pytest's xfail handling (the
-test process applies ``xfail`` to the verdict of all ranks): an error in setup or teardown is
-an error, the call decides otherwise.
+A rank's outcome is its test's phases taken together (``phase_record``): it passes only when
+the test's body returned (or skipped) and its protocol ran to its teardown; leaving setup,
+call or teardown by ``sys.exit()``, ``KeyboardInterrupt`` or ``pytest.exit()`` (which pytest
+would let through, ``left_the_test``) is an error that says how and where.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import pytest
 from ..ranks.outcomes import RankOutcome
 from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
+from .left_the_test import carried, unwrapped
+from .phase_record import PhaseRecord, PytestRankOutcome
 
 __all__ = ["PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome", "RankSession",
            "run_pytest_rank", "serve_pytest_rank", "session_options", "rank_environment"]
@@ -66,13 +69,6 @@ class KeptTest:
     nodeid: str
     next_nodeid: str | None
     seed: int
-
-
-@dataclasses.dataclass
-class PytestRankOutcome(RankOutcome):
-    """A rank's outcome; ``xfail_reason`` when its test called ``pytest.xfail()``."""
-
-    xfail_reason: str | None = None
 
 
 _AUTOLOAD_FLAG = pytest.version_tuple >= (8, 4)  # --disable-plugin-autoload
@@ -116,15 +112,14 @@ def session_options(config: pytest.Config) -> list[str]:
 
 
 class RankSession:
-    """The plugin of a rank's session: selects the tests asked for and records how each ended."""
+    """The plugin of a rank's session: selects the tests asked for and records how each ended
+    (:class:`PhaseRecord`)."""
 
     def __init__(self, rank: int, nodeids: set[str] | None) -> None:
         self.rank = rank
         self.nodeids = nodeids  # None: keep every test (a kept world picks them later)
         self.items: dict[str, pytest.Item] = {}
-        self._problem: tuple[Status, str] | None = None
-        self._skip: str | None = None
-        self._xfail: str | None = None
+        self.record = PhaseRecord(rank)
         self._collect_errors: list[str] = []
         self._faults: list[Any] | None = None  # armed while a test's calls are recorded
 
@@ -143,7 +138,7 @@ class RankSession:
     # -- one test --------------------------------------------------------------------------
 
     def begin(self) -> None:
-        self._problem, self._skip, self._xfail = None, None, None
+        self.record = PhaseRecord(self.rank)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
@@ -154,7 +149,24 @@ class RankSession:
         facts = current_rank_facts()
         if facts is not None:
             self._faults = begin_test(facts, getattr(item, "function", None), getattr(item, "cls", None))
-        return (yield)
+        try:
+            return (yield)
+        finally:
+            # pytest leaves its variable set when a teardown raises: not the test's doing.
+            os.environ.pop("PYTEST_CURRENT_TEST", None)
+
+    # pytest lets KeyboardInterrupt and Exit through each phase: carried, they are reported.
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        return (yield from carried())
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        return (yield from carried())
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
+        return (yield from carried())
 
     def finish(self, outcome: PytestRankOutcome) -> PytestRankOutcome:
         """``outcome`` with the test's ledger (and failed if a fault of this rank never fired)."""
@@ -167,35 +179,23 @@ class RankSession:
 
     @pytest.hookimpl(wrapper=True, trylast=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        call.excinfo = unwrapped(call.excinfo)  # the report shows what the test raised
         report = yield  # before the xfail handling, whose wrapper is outside this one
-        self._record(call, report)
+        self.record.add(call, report)
         return report
 
-    def _record(self, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
-        excinfo = call.excinfo
-        if excinfo is None or self._problem is not None:
-            return
-        if excinfo.errisinstance(pytest.xfail.Exception):
-            self._xfail = str(getattr(excinfo.value, "msg", excinfo.value))
-        elif excinfo.errisinstance(pytest.skip.Exception):
-            self._skip = str(getattr(excinfo.value, "msg", excinfo.value))
-        else:
-            failed = call.when == "call" and excinfo.errisinstance(AssertionError)
-            where = "" if call.when == "call" else f"error in {call.when} of {report.nodeid.split('::')[-1]}:\n"
-            self._problem = (Status.FAILED if failed else Status.ERROR, where + report.longreprtext)
-
-    def outcome(self, ran: bool) -> PytestRankOutcome:
-        """How the test that just ran ended on this rank (``ran``: the session ran it)."""
+    def outcome(self, ran: bool, exit_status: int | None = None) -> PytestRankOutcome:
+        """How the test that just ran ended on this rank (``ran``: the session ran it;
+        ``exit_status``: what ``pytest.main`` returned, on fresh ranks)."""
         if not ran:
             detail = "\n".join(self._collect_errors) or "the test was not collected in the rank's session"
             return PytestRankOutcome(self.rank, Status.ERROR, detail)
-        if self._problem is not None:
-            return PytestRankOutcome(self.rank, *self._problem)
-        if self._xfail is not None:
-            return PytestRankOutcome(self.rank, Status.PASSED, xfail_reason=self._xfail)
-        if self._skip is not None:
-            return PytestRankOutcome(self.rank, Status.SKIPPED, self._skip)
-        return PytestRankOutcome(self.rank, Status.PASSED)
+        return self.record.outcome(exit_status)
+
+    def broken(self, error: BaseException) -> PytestRankOutcome:
+        """The outcome when the rank's session itself raised ``error``: the test's own problem
+        if it had one (the breakage after it is noted), else the breakage."""
+        return self.record.broken(error)
 
 
 def _become(facts: RankFacts, environ: dict[str, str], lifeline: Connection) -> Any:
@@ -227,10 +227,10 @@ def run_pytest_rank(task: PytestRankTask, facts: RankFacts, result: Connection, 
     session = RankSession(facts.rank, {task.nodeid})
     seed_everything(task.seed)
     try:
-        pytest.main([*task.options, *_basetemp(facts), _test_argument(task)], plugins=[session])
-        outcome = session.finish(session.outcome(bool(session.items)))
-    except BaseException:  # the session itself broke: the rank says how
-        outcome = PytestRankOutcome(facts.rank, Status.ERROR, traceback.format_exc())
+        status = pytest.main([*task.options, *_basetemp(facts), _test_argument(task)], plugins=[session])
+        outcome = session.finish(session.outcome(bool(session.items), int(status)))
+    except BaseException as error:  # the session itself broke: the rank says how
+        outcome = session.broken(error)
     report_and_exit(outcome, result, log)
 
 
@@ -256,15 +256,29 @@ class _KeptSession(RankSession):
         config.stash[KEPT_GROUP] = dist.group.WORLD
         return None
 
+    def _run(self, item: pytest.Item, test: KeptTest) -> tuple[RankOutcome, bool]:
+        """Run ``item`` with pytest's protocol: its outcome, and whether the session can go on
+        (not after the protocol itself raised)."""
+        from ..testcase.tensor_testcase import seed_everything
+
+        self.begin()
+        seed_everything(test.seed)
+        nextitem = self.items.get(test.next_nodeid) if test.next_nodeid else None
+        try:
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        except BaseException as error:  # the protocol broke off: this world serves no more tests
+            return self.finish(self.broken(error)), False
+        return self.finish(self.outcome(True)), True
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         from ..kept_ranks.kept_rank import checked_for_leaks
         from ..kept_ranks.leak_check import RankState
-        from ..testcase.tensor_testcase import seed_everything
 
         refusal = self._make_group(session.config)
         before = RankState.take(self.facts.device)
-        while True:
+        going_on = True
+        while going_on:
             try:
                 test = self.connection.recv()
             except (EOFError, OSError):
@@ -276,11 +290,7 @@ class _KeptSession(RankSession):
             if refusal is not None or item is None:
                 outcome = refusal or self.outcome(False)
             else:
-                self.begin()
-                seed_everything(test.seed)
-                nextitem = self.items.get(test.next_nodeid) if test.next_nodeid else None
-                item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-                outcome = self.finish(self.outcome(True))
+                outcome, going_on = self._run(item, test)
                 outcome = checked_for_leaks(outcome, before)
             self.connection.send(outcome)
         return True

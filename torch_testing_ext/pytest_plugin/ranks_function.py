@@ -10,6 +10,9 @@ markers, parametrization and location stay what pytest made):
   thread, and ``runtest`` calls the test once per rank thread;
 - :class:`LaunchedRanksFunction` (under ``torchrun -m pytest``, whatever ``ranks`` says):
   fixtures and body run here, as this launched rank, and the verdict is that of all ranks;
+  its fixtures' teardown comes after the verdict, and leaving it by ``sys.exit()``,
+  ``pytest.exit()`` or ``KeyboardInterrupt`` is an error of the test on this rank
+  (:func:`launched_teardown`);
 - :class:`BadMarkFunction` (a marker the harness cannot use, ``world_size(0)``): an error of
   that test alone, one line naming every bad argument; the file's other tests run.
 
@@ -20,21 +23,25 @@ Torch-free; the ranks' machinery is imported when a test runs (``pytest_worlds``
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 import pytest
 
 from ..ranks.launcher_env import launched_rank
+from ..ranks.outcomes import RankError, left_the_test_with, outcome_of
 from ..ranks.rank_facts import current_rank_facts
+from ..reporting.status import Status
 from .item_state import WORLD_KEY
+from .left_the_test import InterruptWatch
 from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, parse_mark
 
 __all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "BadMarkFunction", "closest_mark",
-           "usable_mark", "is_ranks_item", "make_ranks_items"]
+           "usable_mark", "is_ranks_item", "make_ranks_items", "launched_teardown"]
 
 __unittest = True
 
-
+_PYTEST_OUTCOMES = (pytest.skip.Exception, pytest.fail.Exception)  # pytest's to report, as it does
 
 
 class RanksFunction(pytest.Function):
@@ -71,6 +78,25 @@ class LaunchedRanksFunction(pytest.Function):
         from .pytest_worlds import run_as_launched_rank
 
         run_as_launched_rank(self, *self.stash[WORLD_KEY])
+
+
+def launched_teardown() -> Generator[None, Any, Any]:
+    """The body of a ``wrapper=True`` hook around a launched test's teardown (its fixtures'
+    teardown, after the ranks' verdict): leaving it by ``sys.exit()``, ``pytest.exit()``, the
+    test's own ``KeyboardInterrupt`` or another ``BaseException`` is an error of the test that
+    names this rank, what it did and where, not a stop of the run (Ctrl-C and SIGTERM are)."""
+    launched = launched_rank()
+    with InterruptWatch() as watch:
+        try:
+            return (yield)
+        except BaseException as error:
+            if launched is None or left_the_test_with(error) is None or isinstance(error, _PYTEST_OUTCOMES) \
+                    or (isinstance(error, KeyboardInterrupt) and watch.is_a_stop(error)):
+                raise
+            outcome = outcome_of(launched.rank, error)
+            if outcome.status is not Status.ERROR:  # one of upstream's skip exit codes
+                raise
+            raise RankError(outcome.detail) from None
 
 
 def is_ranks_item(node: Any) -> bool:

@@ -1,0 +1,111 @@
+"""A pytest test that leaves by ``KeyboardInterrupt`` or ``pytest.exit()`` on a rank.
+
+pytest's runner lets these two through without a report (in an ordinary session they stop the
+session), so a rank's session would end with no sign of the test's problem. On a rank they
+are the test's own outcome, an error in the words of ``ranks.outcomes`` (``rank 1 left the
+test with pytest.exit('why') at test_x.py:12``):
+
+- in a rank process's session, :func:`carried` wraps them in :class:`LeftTheTest`, an
+  ordinary exception that pytest reports (and then tears the test down as usual), and
+  :func:`unwrapped` gives the report back the original;
+- on a launched rank (``torchrun -m pytest``), the process's own Ctrl-C or SIGTERM is still a
+  stop (:class:`InterruptWatch` tells them apart), but a ``KeyboardInterrupt`` the test raised
+  reaches the launched run as :func:`stand_in`, which it does not take for a stop.
+
+Torch-free.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Generator
+from types import FrameType, TracebackType
+from typing import Any
+
+import pytest
+
+from ..ranks.interrupts import Terminated
+
+__all__ = ["LeftTheTest", "stops_a_session", "carried", "unwrapped", "InterruptWatch", "stand_in"]
+
+__unittest = True
+
+
+class LeftTheTest(Exception):
+    """Carries ``error`` (a ``KeyboardInterrupt`` or pytest's ``Exit`` the test raised on a
+    rank) through pytest's runner, which would let the original through."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(repr(error))
+        self.error = error
+
+
+def stops_a_session(error: BaseException) -> bool:
+    """Whether pytest's runner lets ``error`` through instead of reporting it."""
+    return isinstance(error, (KeyboardInterrupt, pytest.exit.Exception))
+
+
+def carried() -> Generator[None, Any, Any]:
+    """The body of a ``wrapper=True`` hook around one phase of a test (setup, call,
+    teardown): what would stop the session is carried as :class:`LeftTheTest`."""
+    try:
+        return (yield)
+    except BaseException as error:
+        if stops_a_session(error):
+            raise LeftTheTest(error) from None
+        raise
+
+
+def unwrapped(excinfo: pytest.ExceptionInfo[BaseException] | None) -> pytest.ExceptionInfo[BaseException] | None:
+    """``excinfo``, or the original's when it holds a :class:`LeftTheTest`."""
+    if excinfo is not None and isinstance(excinfo.value, LeftTheTest):
+        return pytest.ExceptionInfo.from_exception(excinfo.value.error)
+    return excinfo
+
+
+class InterruptWatch:
+    """While active (in the main thread, with Python's own SIGINT handler), notes whether this
+    process received SIGINT: a ``KeyboardInterrupt`` is then the user's Ctrl-C, not the
+    test's. SIGTERM's :class:`~torch_testing_ext.ranks.interrupts.Terminated` is always a stop."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._watching = False
+
+    def __enter__(self) -> InterruptWatch:
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, self._note)
+            self._watching = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._watching:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._watching = False
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        signal.default_int_handler(signum, frame)
+
+    def is_a_stop(self, error: KeyboardInterrupt) -> bool:
+        """Whether ``error`` stops the run (Ctrl-C, SIGTERM, or not watched) rather than being
+        the test's own."""
+        return isinstance(error, Terminated) or self.received or not self._watching
+
+
+_STAND_INS: dict[type[BaseException], type[BaseException]] = {}
+
+
+def stand_in(error: KeyboardInterrupt) -> BaseException:
+    """A ``BaseException`` that reads as ``error`` (its class's name and module, its message
+    and traceback) but is no ``KeyboardInterrupt``: what leaves a launched rank's test body when
+    the test raised ``error`` itself."""
+    cls = type(error)
+    if cls not in _STAND_INS:
+        _STAND_INS[cls] = type(cls.__name__, (BaseException,), {
+            "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+            "__doc__": f"Stands for a {cls.__name__} a launched rank's test raised."})
+    tb: TracebackType | None = error.__traceback__
+    return _STAND_INS[cls](*error.args).with_traceback(tb)
