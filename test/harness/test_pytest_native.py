@@ -9,8 +9,8 @@ xfail, a ``skipif`` decided before any rank starts, a crash, a hang on rank 1 wi
 timeout, nothing left behind), kept ranks (state kept between two tests; a failure closes the
 world), thread ranks, ranks that leave their test early (KeyboardInterrupt, pytest.exit(),
 sys.exit(0), in the body or a fixture, or a session stopped outside the test: never a pass, on
-fresh, kept, thread and launched ranks), bad markers as errors of their own
-tests, pytest-xdist, the driver, and ``torchrun -m pytest``.
+fresh, kept, thread and launched ranks), ranks that close their stdout and stderr, bad markers
+as errors of their own tests, pytest-xdist, the driver, and ``torchrun -m pytest``.
 """
 
 import os
@@ -638,6 +638,73 @@ def failure_sections(output, title):
         end = next(i for i in range(start + 1, len(lines)) if re.fullmatch(r"[_=]+ .* [_=]+", lines[i]))
         sections.append(lines[start + 1:end])
     return sections
+
+
+CLOSED_STREAMS = '''
+import os, sys
+import pytest
+
+@pytest.mark.world_size(2)
+def test_closes_fds_1_and_2(rank):
+    if rank == 1:
+        os.close(1)
+        os.close(2)
+        assert rank == 0, "rank 1's own message after closing fds 1 and 2"
+
+@pytest.mark.world_size(2)
+def test_closes_sys_stdout(rank):
+    if rank == 1:
+        sys.stdout.close()
+        assert rank == 0, "rank 1's own message after closing sys.stdout"
+
+@pytest.mark.world_size(2)
+def test_closes_sys_stderr(rank):
+    if rank == 1:
+        sys.stderr.close()
+        assert rank == 0, "rank 1's own message after closing sys.stderr"
+
+@pytest.mark.world_size(2, ranks="kept")
+class TestKept:
+    def test_closes_everything(self, rank):
+        if rank == 1:
+            sys.stdout.close()
+            os.close(1)
+            os.close(2)
+            assert rank == 0, "rank 1's own message on a kept rank"
+
+    def test_then_prints(self, rank):  # a kept rank's next test has its streams back
+        print("the streams work again", flush=True)
+        print("on stderr too", file=sys.stderr, flush=True)
+'''
+
+
+class TestClosedStreams(PytestNativeRun):
+    """A rank's test that closes its stdout and stderr still reports its own failure (pytest's
+    terminal in the rank's session writes elsewhere), and a kept rank's next test has them back."""
+
+    files = {"test_closed.py": CLOSED_STREAMS}
+
+    def test_the_tests_own_assertion_is_reported(self):
+        self.assertEqual(self.result.returncode, 1, self.output)
+        self.assertEqual(self.statuses, {"test_closes_fds_1_and_2": "failure", "test_closes_sys_stdout": "failure",
+                                         "test_closes_sys_stderr": "failure", "test_closes_everything": "failure",
+                                         "test_then_prints": "passed"}, self.output)
+        summary = summary_lines(self.result.stdout)
+        for title, what in [("test_closes_fds_1_and_2", "after closing fds 1 and 2"),
+                            ("test_closes_sys_stdout", "after closing sys.stdout"),
+                            ("test_closes_sys_stderr", "after closing sys.stderr"),
+                            ("TestKept.test_closes_everything", "on a kept rank")]:
+            with self.subTest(title):
+                section = failure_section(self.result.stdout, title)
+                self.assertEqual(section[:2], ["RankFailure: 1 of 2 ranks did not pass (rank 1)", "rank 1 failed:"])
+                own = [line for line in section if line.startswith("[rank 1] E ")]
+                self.assertEqual(own[0].split(None, 3)[3], f"AssertionError: rank 1's own message {what}", section)
+                nodeid = title.replace(".", "::")
+                [line] = [line for line in summary if line.startswith(f"FAILED test_closed.py::{nodeid} - ")]
+                headline = f"rank 1 failed: AssertionError: rank 1's own message {what}"
+                self.assertTrue(headline.startswith(line.split(" - ", 1)[1].removesuffix("...")), line)
+        self.assertNotIn("Bad file descriptor", self.output)
+        self.assertNotIn("I/O operation on closed file", self.output)
 
 
 class TestProjectSettings(TestCase):

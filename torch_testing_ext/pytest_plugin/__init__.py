@@ -19,5 +19,7 @@ the harness pay nothing for it.
 - ``rank_session``: what a rank process runs: a pytest session of its own, as that rank;
 - ``phase_record``: how a test ended on a rank, from the reports of its phases;
 - ``left_the_test``: ``KeyboardInterrupt`` and ``pytest.exit()`` in a rank's test, its outcome
-  rather than a stop of the session.
+  rather than a stop of the session;
+- ``rank_streams``: a rank session's terminal on a file of its own, and the streams a test
+  closed reopened.
 """

@@ -15,7 +15,9 @@ goes to the rank's log, and the rank reports one :class:`PytestRankOutcome` per 
 A rank's outcome is its test's phases taken together (``phase_record``): it passes only when
 the test's body returned (or skipped) and its protocol ran to its teardown; leaving setup,
 call or teardown by ``sys.exit()``, ``KeyboardInterrupt`` or ``pytest.exit()`` (which pytest
-would let through, ``left_the_test``) is an error that says how and where.
+would let through, ``left_the_test``) is an error that says how and where. The session's
+terminal writes to a file of its own, so a test that closes stdout or stderr still reports
+its own failure (``rank_streams``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import os
 import traceback
 from collections.abc import Generator
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -34,6 +36,7 @@ from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
 from .left_the_test import carried, unwrapped
 from .phase_record import PhaseRecord, PytestRankOutcome
+from .rank_streams import SessionTerminal, reopen_closed_streams
 
 __all__ = ["PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome", "RankSession",
            "run_pytest_rank", "serve_pytest_rank", "session_options", "rank_environment"]
@@ -113,11 +116,12 @@ def session_options(config: pytest.Config) -> list[str]:
 
 class RankSession:
     """The plugin of a rank's session: selects the tests asked for and records how each ended
-    (:class:`PhaseRecord`)."""
+    (:class:`PhaseRecord`); after each test, the streams it closed are the log's again."""
 
-    def __init__(self, rank: int, nodeids: set[str] | None) -> None:
+    def __init__(self, rank: int, nodeids: set[str] | None, log: IO[str] | None = None) -> None:
         self.rank = rank
         self.nodeids = nodeids  # None: keep every test (a kept world picks them later)
+        self.log = log
         self.items: dict[str, pytest.Item] = {}
         self.record = PhaseRecord(rank)
         self._collect_errors: list[str] = []
@@ -142,7 +146,7 @@ class RankSession:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, Any]:
-        """Record the test's collective calls, its fixtures' included."""
+        """Record the test's collective calls, its fixtures' included; then reopen what it closed."""
         from ..collectives.rank_ledger import begin_test
         from ..ranks.rank_facts import current_rank_facts
 
@@ -154,6 +158,8 @@ class RankSession:
         finally:
             # pytest leaves its variable set when a teardown raises: not the test's doing.
             os.environ.pop("PYTEST_CURRENT_TEST", None)
+            if self.log is not None:
+                reopen_closed_streams(self.log)
 
     # pytest lets KeyboardInterrupt and Exit through each phase: carried, they are reported.
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -224,21 +230,24 @@ def run_pytest_rank(task: PytestRankTask, facts: RankFacts, result: Connection, 
     from ..testcase.tensor_testcase import seed_everything
 
     log = _become(facts, task.environ, lifeline)
-    session = RankSession(facts.rank, {task.nodeid})
+    session = RankSession(facts.rank, {task.nodeid}, log)
     seed_everything(task.seed)
     try:
-        status = pytest.main([*task.options, *_basetemp(facts), _test_argument(task)], plugins=[session])
+        with SessionTerminal(log) as terminal:
+            status = pytest.main([*task.options, *_basetemp(facts), _test_argument(task)],
+                                 plugins=[session, terminal.configuring()])
         outcome = session.finish(session.outcome(bool(session.items), int(status)))
     except BaseException as error:  # the session itself broke: the rank says how
         outcome = session.broken(error)
+    reopen_closed_streams(log)
     report_and_exit(outcome, result, log)
 
 
 class _KeptSession(RankSession):
     """A kept rank's session: makes the world's group, then runs the tests it is sent."""
 
-    def __init__(self, facts: RankFacts, connection: Connection) -> None:
-        super().__init__(facts.rank, None)
+    def __init__(self, facts: RankFacts, connection: Connection, log: IO[str]) -> None:
+        super().__init__(facts.rank, None, log)
         self.facts = facts
         self.connection = connection
 
@@ -303,9 +312,11 @@ def serve_pytest_rank(world: PytestWorldTask, facts: RankFacts, connection: Conn
     from ..fresh_ranks.rank_process import leave_rank_process
 
     log = _become(facts, world.environ, lifeline)
-    session = _KeptSession(facts, connection)
+    session = _KeptSession(facts, connection, log)
     try:
-        pytest.main([*world.options, *_basetemp(facts), world.path], plugins=[session])
+        with SessionTerminal(log) as terminal:
+            pytest.main([*world.options, *_basetemp(facts), world.path], plugins=[session, terminal.configuring()])
     except BaseException:  # the test process sees the rank end without an outcome; the log says why
+        reopen_closed_streams(log)
         traceback.print_exc()
     leave_rank_process(connection, log)
