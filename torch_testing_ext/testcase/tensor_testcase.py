@@ -28,12 +28,15 @@ import expecttest
 import torch
 from typing_extensions import TypedDict, Unpack
 
-from .. import devices
+from .. import compiler_cache, devices
 from .comparison import assert_equal
 
 __all__ = ["TestCase", "DEFAULT_SEED", "set_default_seed", "current_seed", "seed_everything"]
 
 __unittest = True  # unittest hides this module's frames from tracebacks
+
+# Before a test can import inductor: its cache goes where the test run leaves nothing behind.
+compiler_cache.keep_inductor_cache_private()
 
 DEFAULT_SEED = 1234
 _seed = DEFAULT_SEED
