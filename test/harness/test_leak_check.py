@@ -11,6 +11,7 @@ and ``fixtures/kept_state_pytest.py`` under ``python -m pytest`` on kept ranks.
 """
 
 import contextlib
+import dataclasses
 import os
 import re
 import sys
@@ -88,6 +89,21 @@ class TestGlobalState(TestCase):
         reordered = GlobalState("cpu", dict(before.settings), before.cwd, (*before.sys_path[1:], before.sys_path[0]))
         self.assertEqual(reordered.changes_since(before),
                          ["changed sys.path: reordered its entries (restore it in the test)"])
+
+    def test_an_entry_a_package_imported_since_adds_inside_itself_is_not_the_test_s(self):
+        # setuptools adds its _vendor when first imported (torch.compile's first build imports it).
+        import json
+
+        now = GlobalState.take("cpu")
+        before = dataclasses.replace(now, modules=now.modules - {"json"})  # as if json came since
+        inside = os.path.join(os.path.dirname(json.__file__), "_vendor")
+        beside = os.path.join(os.path.dirname(os.path.dirname(json.__file__)), "elsewhere")
+        self.assertEqual(dataclasses.replace(now, sys_path=(*now.sys_path, inside)).changes_since(before), [])
+        self.assertEqual(dataclasses.replace(now, sys_path=(*now.sys_path, inside, beside)).changes_since(before),
+                         [f"changed sys.path: added {beside!r} (restore it in the test)"])
+        # With no package imported since, the same entry is the test's.
+        self.assertEqual(dataclasses.replace(now, sys_path=(*now.sys_path, inside)).changes_since(now),
+                         [f"changed sys.path: added {inside!r} (restore it in the test)"])
 
     def test_a_removed_working_directory_is_unreadable(self):
         previous = os.getcwd()

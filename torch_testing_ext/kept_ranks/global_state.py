@@ -3,7 +3,8 @@
 A kept rank reads them once its world is made and again after each test: torch's defaults
 (dtype, device), autograd's modes (grad, inference, anomaly, multithreading), deterministic
 algorithms, autocast, ``torch.backends`` flags tests commonly flip, the float32 matmul
-precision, torch.distributed's debug level, the working directory and ``sys.path``. Each
+precision, torch.distributed's debug level, the working directory and ``sys.path`` (but for
+an entry a package imported during the test adds inside its own directory). Each
 reading is a cheap getter (microseconds, no device is initialized: on a CPU-only build the CUDA
 flags are plain values); a setting this torch cannot read is compared as unreadable. The
 number of intra-op threads is not among them: the harness sets it for each rank.
@@ -123,6 +124,19 @@ def _shown(value: Any) -> str:
     return repr(value) if isinstance(value, str) and value != _UNREADABLE else str(value)
 
 
+def _package_directories(names: set[str]) -> list[str]:
+    """The directories of the packages among the modules ``names``, each ending in a separator."""
+    directories = []
+    for name in names:
+        try:
+            file = getattr(sys.modules.get(name), "__file__", None)
+        except Exception:  # a module whose __getattr__ raises something else
+            continue
+        if isinstance(file, str) and os.path.basename(file).startswith("__init__."):
+            directories.append(os.path.dirname(file) + os.sep)
+    return directories
+
+
 def _path_change(before: tuple[str, ...], now: tuple[str, ...]) -> str:
     parts = [f"added {entry!r}" for entry in now if entry not in before]
     parts += [f"removed {entry!r}" for entry in before if entry not in now]
@@ -131,18 +145,20 @@ def _path_change(before: tuple[str, ...], now: tuple[str, ...]) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class GlobalState:
-    """The settings, working directory and ``sys.path`` of this process at one moment."""
+    """The settings, working directory and ``sys.path`` of this process at one moment (and
+    the names of the modules imported then)."""
 
     device: str
     settings: dict[str, Any]
     cwd: str
     sys_path: tuple[str, ...]
+    modules: frozenset[str] = frozenset()
 
     @classmethod
     def take(cls, device: str) -> GlobalState:
         """Read them now (``device``: the rank's, whose accelerator settings are read too)."""
         settings = {name: _read(reader) for name, reader in _readers_for(device)}
-        return cls(device, settings, _cwd(), tuple(sys.path))
+        return cls(device, settings, _cwd(), tuple(sys.path), frozenset(sys.modules))
 
     def changes_since(self, before: GlobalState) -> list[str]:
         """One line per kind of change from ``before`` to this state: what changed, from what
@@ -156,6 +172,17 @@ class GlobalState:
         if self.cwd != before.cwd:
             lines.append(f"changed the working directory from {_shown(before.cwd)} to {_shown(self.cwd)} "
                          "(restore it in the test)")
-        if self.sys_path != before.sys_path:
-            lines.append(f"changed sys.path: {_path_change(before.sys_path, self.sys_path)} (restore it in the test)")
+        sys_path = self._sys_path_of_the_test(before)
+        if sys_path != before.sys_path:
+            lines.append(f"changed sys.path: {_path_change(before.sys_path, sys_path)} (restore it in the test)")
         return lines
+
+    def _sys_path_of_the_test(self, before: GlobalState) -> tuple[str, ...]:
+        """``sys.path`` without the new entries inside the directory of a package imported since
+        ``before``: some packages add their own (setuptools its ``_vendor``, imported by
+        ``torch.compile``'s first build). A directory a test adds to import a module from is
+        no package's inside, and stays."""
+        if self.sys_path == before.sys_path:
+            return self.sys_path
+        packages = tuple(_package_directories(set(self.modules - before.modules)))
+        return tuple(entry for entry in self.sys_path if entry in before.sys_path or not entry.startswith(packages))
