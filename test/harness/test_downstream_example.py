@@ -4,12 +4,17 @@ this checkout.
 The test builds the package's wheel from a copy of its sources (without network:
 ``--no-build-isolation``), installs it and ``examples/downstream`` (copied into a temporary
 directory) with one pip command into a fresh virtual environment that reuses this interpreter's
-torch and pytest (``--system-site-packages``; ``--no-deps --no-index``: nothing to resolve or
-download), and checks in one probe there that ``torch_testing_ext``, its metadata (the
-``tte-run-test`` script, the pytest plugin's entry point) and every module of the source tree
-come from the wheel. It then runs the example's tests with the driver (the TestCase files as
-``python FILE``, the plain pytest file under pytest) and with pytest alone (every file, the
-plugin loaded by its entry point); each test's outcome is read from JUnit reports.
+torch, pytest and setuptools (``--no-deps --no-index``: nothing to resolve or download), and
+checks in one probe there that ``torch_testing_ext``, its metadata (the ``tte-run-test``
+script, the pytest plugin's entry point) and every module of the source tree, imported, come
+from the wheel. The fresh environment sees this interpreter's packages through a ``.pth`` file
+that lists this interpreter's site-packages directories after its own: this interpreter's,
+whether it is a venv or not (``--system-site-packages`` would give a venv's base interpreter's
+instead, with none of the venv's packages), and after the wheel, so an editable install of the
+checkout here (whose import hook a plain path in a ``.pth`` does not run) does not hide it.
+It then runs the example's tests with the driver (the TestCase files as ``python FILE``, the
+plain pytest file under pytest) and with pytest alone (every file, the plugin loaded by its
+entry point); each test's outcome is read from JUnit reports.
 (``python FILE`` of README's examples is test_readme.py's.) CI's ``downstream`` job does the
 same in a venv that holds nothing but torch, and runs ``python FILE`` too.
 """
@@ -18,6 +23,7 @@ import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -34,16 +40,44 @@ EXAMPLE = REPO / "examples" / "downstream"
 EXAMPLE_TESTS = {"test_average": 2, "test_chunks": 3, "test_kept_ranks": 3, "test_plain_pytest": 3, "test_sharded": 1}
 
 # Run in the venv: where the package, its metadata and its modules come from (torch not imported).
+# Every module is imported too (so torch is): a module found anywhere but in the wheel is named.
 _PROBE = """
-import importlib.metadata, json, torch_testing_ext
+import importlib, importlib.metadata, json, os, pkgutil, torch_testing_ext
 dist = importlib.metadata.distribution("torch_testing_ext")
+site = str(dist.locate_file(""))
+elsewhere = []
+for info in pkgutil.walk_packages(torch_testing_ext.__path__, "torch_testing_ext."):
+    if not info.name.endswith(".__main__"):
+        path = importlib.import_module(info.name).__file__
+        if not os.path.realpath(path).startswith(os.path.realpath(site) + os.sep):
+            elsewhere.append(path)
 print(json.dumps({
     "package": torch_testing_ext.__file__,
-    "metadata": str(dist.locate_file("")),
+    "metadata": site,
     "entry_points": sorted(f"{e.group} {e.name} = {e.value}" for e in dist.entry_points),
     "modules": sorted(str(f) for f in dist.files if f.suffix == ".py"),
+    "imported_elsewhere": elsewhere,
 }))
 """
+
+
+def _site_directories():
+    """This interpreter's site-packages directories (a venv's own, a base interpreter's, the
+    user's), as its ``site`` module added them."""
+    directories = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        directories.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(directories) if os.path.isdir(d)]
+
+
+def _fresh_venv(env_dir):
+    """A venv without pip that sees this interpreter's packages after its own; its python."""
+    venv.EnvBuilder(system_site_packages=False, with_pip=False, symlinks=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True, env=_clean_env()).stdout.strip()
+    Path(purelib, "outer_site_packages.pth").write_text("".join(f"{d}\n" for d in _site_directories()))
+    return str(python)
 
 
 def _clean_env():
@@ -60,9 +94,7 @@ class TestDownstreamExample(TestCase):
         root = Path(cls.temp.name)
         cls.project = root / "minidist"
         shutil.copytree(EXAMPLE, cls.project)
-        env_dir = root / "venv"
-        venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
-        cls.python = str(env_dir / "bin" / "python")
+        cls.python = _fresh_venv(root / "venv")
         wheels = root / "dist"
         cls.source = cls._source_copy(root / "source")
         cls.check([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
@@ -115,6 +147,7 @@ class TestDownstreamExample(TestCase):
         package = self.source / "torch_testing_ext"
         sources = sorted(str(path.relative_to(self.source)) for path in package.rglob("*.py"))
         self.assertEqual(found["modules"], sources)
+        self.assertEqual(found["imported_elsewhere"], [])
         self.assertTrue((Path(self.python).parent / "tte-run-test").exists(), "the console script was not installed")
 
     def test_the_driver_runs_the_example(self):
