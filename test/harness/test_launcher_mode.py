@@ -139,8 +139,8 @@ class TestTwoNodes(TestCase):
         self.assertEqual(self.nodes[0].rank_output(0, "stderr"), "")
         self.assertEqual(self.nodes[1].rank_output(0, "stdout"), "")
         for output in self.summaries:
-            self.assertIn("Ran 16 tests", output)
-            self.assertIn("FAILED (failures=2, errors=1, skipped=3)", output)
+            self.assertIn("Ran 18 tests", output)
+            self.assertIn("FAILED (failures=2, errors=3, skipped=3)", output)
             for passing in self.PASSING:
                 cls, name = passing.split(".")
                 self.assertRegex(output, rf"{name} \(__main__\.{cls}\.{name}\) \.\.\. ok")
@@ -154,6 +154,9 @@ class TestTwoNodes(TestCase):
             self.assertIn("RankError: 1 of 2 ranks did not pass (rank 1)", output)
             self.assertIn("ValueError: rank one raised on purpose", output)
             self.assertIn("rank 0 stopped early because another rank had failed", output)
+            # A rank that leaves its test early fails it, and the run goes on.
+            self.assertIn("rank 1 left the test with sys.exit(0) at launched_cases.py:", output)
+            self.assertIn("rank 1 left the test with KeyboardInterrupt at launched_cases.py:", output)
 
     def test_a_test_that_needs_more_ranks_than_launched_skips_naming_both(self):
         for output in self.summaries:
@@ -168,7 +171,7 @@ class TestTwoNodes(TestCase):
         self.assertEqual(os.listdir(self.nodes[1].xml_dir), [f"TEST-{STEM}-rank1.xml"])
         rank0 = self.nodes[0].xml_cases(f"TEST-{STEM}.xml")
         rank1 = self.nodes[1].xml_cases(f"TEST-{STEM}-rank1.xml")
-        self.assertEqual(len(rank0), 16)
+        self.assertEqual(len(rank0), 18)
         self.assertEqual(rank0, rank1)
         self.assertEqual(rank0["Launched.test_fails_on_rank_1"], ("failure", "1 of 2 ranks did not pass (rank 1)"))
         self.assertEqual(rank0["Launched.test_raises_on_rank_1_in_a_collective"][0], "error")

@@ -50,6 +50,7 @@ from ..collectives.rank_ledger import begin_test, end_test
 from ..collectives.recording import current_recorder
 from ..process_groups.teardown import destroy_process_groups, release_retired_process_groups
 from ..ranks import interrupts
+from ..ranks.interrupts import InterruptWatch
 from ..ranks.launched_reports import run_abort_hooks
 from ..ranks.launcher_env import LaunchedRank, launched_rank
 from ..ranks.outcomes import RankOutcome, Verdict, combine, outcome_of
@@ -202,14 +203,17 @@ class LaunchedTest:
                          self.test_dir, rendezvous_base(self.key))
 
     def _run_task(self, task: Callable[[], None], world_size: int) -> RankOutcome:
-        try:
-            task()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as error:  # every other ending of the test is this rank's outcome
-            outcome = outcome_of(self.rank, error)
-        else:
-            return RankOutcome(self.rank, Status.PASSED)
+        with InterruptWatch() as watch:
+            try:
+                task()
+            except KeyboardInterrupt as error:
+                if watch.is_a_stop(error):  # this process's Ctrl-C or SIGTERM: the run stops
+                    raise
+                outcome = outcome_of(self.rank, error)  # the test raised it: it left the test
+            except BaseException as error:  # every other ending of the test is this rank's outcome
+                outcome = outcome_of(self.rank, error)
+            else:
+                return RankOutcome(self.rank, Status.PASSED)
         if outcome.status is Status.ERROR:
             peers = [r for r in range(world_size) if r != self.rank]
             earlier = [o for o in self.exchange.published(peers) if o.status.is_problem]

@@ -9,7 +9,7 @@ test with pytest.exit('why') at test_x.py:12``):
   ordinary exception that pytest reports (and then tears the test down as usual), and
   :func:`unwrapped` gives the report back the original;
 - on a launched rank (``torchrun -m pytest``), the process's own Ctrl-C or SIGTERM is still a
-  stop (:class:`InterruptWatch` tells them apart), but a ``KeyboardInterrupt`` the test raised
+  stop (``ranks.interrupts.InterruptWatch`` tells them apart), but a ``KeyboardInterrupt`` the test raised
   reaches the launched run as :func:`stand_in`, which it does not take for a stop.
 
 Torch-free.
@@ -17,17 +17,13 @@ Torch-free.
 
 from __future__ import annotations
 
-import signal
-import threading
 from collections.abc import Generator
-from types import FrameType, TracebackType
+from types import TracebackType
 from typing import Any
 
 import pytest
 
-from ..ranks.interrupts import Terminated
-
-__all__ = ["LeftTheTest", "stops_a_session", "carried", "unwrapped", "InterruptWatch", "stand_in"]
+__all__ = ["LeftTheTest", "stops_a_session", "carried", "unwrapped", "stand_in"]
 
 __unittest = True
 
@@ -62,37 +58,6 @@ def unwrapped(excinfo: pytest.ExceptionInfo[BaseException] | None) -> pytest.Exc
     if excinfo is not None and isinstance(excinfo.value, LeftTheTest):
         return pytest.ExceptionInfo.from_exception(excinfo.value.error)
     return excinfo
-
-
-class InterruptWatch:
-    """While active (in the main thread, with Python's own SIGINT handler), notes whether this
-    process received SIGINT: a ``KeyboardInterrupt`` is then the user's Ctrl-C, not the
-    test's. SIGTERM's :class:`~torch_testing_ext.ranks.interrupts.Terminated` is always a stop."""
-
-    def __init__(self) -> None:
-        self.received = False
-        self._watching = False
-
-    def __enter__(self) -> InterruptWatch:
-        main = threading.current_thread() is threading.main_thread()
-        if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-            signal.signal(signal.SIGINT, self._note)
-            self._watching = True
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._watching:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._watching = False
-
-    def _note(self, signum: int, frame: FrameType | None) -> None:
-        self.received = True
-        signal.default_int_handler(signum, frame)
-
-    def is_a_stop(self, error: KeyboardInterrupt) -> bool:
-        """Whether ``error`` stops the run (Ctrl-C, SIGTERM, or not watched) rather than being
-        the test's own."""
-        return isinstance(error, Terminated) or self.received or not self._watching
 
 
 _STAND_INS: dict[type[BaseException], type[BaseException]] = {}

@@ -35,6 +35,7 @@ from ..fresh_ranks.fresh_world import verdict_with_leftovers, world_facts
 from ..fresh_ranks.supervisor import RanksEnded
 from ..kept_ranks.kept_world import ClassWorlds
 from ..ranks import settings
+from ..ranks.interrupts import InterruptWatch
 from ..ranks.outcomes import RankFailure, RankOutcome, Verdict, raise_verdict
 from ..ranks.rank_facts import RankFacts, current_rank_facts
 from ..reporting.status import Status
@@ -44,7 +45,7 @@ from ..thread_ranks import threaded_pg
 from ..thread_ranks.rank_threads import ThreadRankFailure, run_rank_threads, thread_verdict
 from . import rank_session
 from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, ThreadRankValue, function_arguments
-from .left_the_test import InterruptWatch, stand_in
+from .left_the_test import stand_in
 from .world_size_mark import WorldSizeMark
 
 __all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_as_launched_rank", "close_kept_worlds",

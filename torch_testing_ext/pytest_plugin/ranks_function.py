@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
+from ..ranks.interrupts import InterruptWatch
 from ..ranks.launcher_env import launched_rank
 from ..ranks.outcomes import RankError, left_the_test_with, outcome_of
 from ..ranks.rank_facts import current_rank_facts
 from ..reporting.status import Status
 from .item_state import WORLD_KEY
-from .left_the_test import InterruptWatch
 from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, parse_mark
 
 __all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "BadMarkFunction", "closest_mark",

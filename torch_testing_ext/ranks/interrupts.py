@@ -1,8 +1,11 @@
-"""Turn SIGTERM into an exception so that cleanup code (``finally``, context managers) runs.
+"""Turn SIGTERM into an exception so that cleanup code (``finally``, context managers) runs,
+and tell the process's own interrupts from a test's.
 
 unittest lets ``KeyboardInterrupt`` through instead of recording it as a test error, so
 :class:`Terminated` derives from it: a SIGTERM stops the run like Ctrl-C does, every rank
-process is stopped and temporary files are removed, and the process exits with 143.
+process is stopped and temporary files are removed, and the process exits with 143. A test
+that raises ``KeyboardInterrupt`` itself on a rank that runs in the test's process (a launched
+rank) has not stopped the run: :class:`InterruptWatch` says which it was.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import signal
 import threading
 from types import FrameType
 
-__all__ = ["Terminated", "install_sigterm_handler", "exit_status_for"]
+__all__ = ["Terminated", "install_sigterm_handler", "exit_status_for", "InterruptWatch"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -33,3 +36,34 @@ def install_sigterm_handler() -> None:
 def exit_status_for(interrupt: KeyboardInterrupt) -> int:
     """The conventional exit status: 143 after SIGTERM, 130 after Ctrl-C."""
     return 128 + (signal.SIGTERM if isinstance(interrupt, Terminated) else signal.SIGINT)
+
+
+class InterruptWatch:
+    """While active (in the main thread, with Python's own SIGINT handler), notes whether this
+    process received SIGINT: a ``KeyboardInterrupt`` is then the user's Ctrl-C, not the
+    test's. SIGTERM's :class:`Terminated` is always a stop."""
+
+    def __init__(self) -> None:
+        self.received = False
+        self._watching = False
+
+    def __enter__(self) -> InterruptWatch:
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, self._note)
+            self._watching = True
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._watching:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._watching = False
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        signal.default_int_handler(signum, frame)
+
+    def is_a_stop(self, error: KeyboardInterrupt) -> bool:
+        """Whether ``error`` stops the run (Ctrl-C, SIGTERM, or not watched) rather than being
+        the test's own."""
+        return isinstance(error, Terminated) or self.received or not self._watching
