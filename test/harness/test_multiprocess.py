@@ -123,6 +123,12 @@ class TestRankOutcomes(TestCase):
         assert_outcomes(self, result, failed=1)
         self.assertIn("[rank 1] rank 1 says hello", report)
 
+    def test_a_rank_that_closed_its_output_still_reports(self):
+        result, report = self.run_fixture("test_close_output_then_fail")
+        assert_outcomes(self, result, failed=1)
+        self.assertIn("RankFailure: 1 of 2 ranks did not pass (rank 1)", report)
+        self.assertIn("rank 1's own message", report)
+
     def test_upstream_style_subclass(self):
         passed, skipped = run_case(rank_faults.UpstreamStyle, "test_ranks"), \
             run_case(rank_faults.UpstreamStyle, "test_needs_four")

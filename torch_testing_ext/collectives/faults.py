@@ -23,6 +23,7 @@ rank processes and fail the test there, saying so. Faults stack (several decorat
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import signal
@@ -124,8 +125,9 @@ class ArmedFault:
         if action in _PROCESS_ONLY and self.in_thread:
             raise InjectedFault(f"{self.fault.describe()} needs rank processes: a thread rank shares the "
                                 "test's process")
-        sys.stdout.flush()
-        sys.stderr.flush()
+        for stream in (sys.stdout, sys.stderr):  # what the rank printed, before it ends
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                stream.flush()
         if action == "exit":
             os._exit(1)
         if action == "kill":

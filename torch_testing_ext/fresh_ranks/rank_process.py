@@ -31,7 +31,8 @@ from ..testcase.tensor_testcase import seed_everything
 from .fork_server import adopt_environment
 
 __all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
-           "resolve_class", "share_cpus", "report_and_exit", "leave_rank_process", "RELEASE_GC_AFTER", "RELEASE_WAIT"]
+           "resolve_class", "share_cpus", "report_and_exit", "leave_rank_process", "flush_output", "RELEASE_GC_AFTER",
+           "RELEASE_WAIT"]
 
 __unittest = True
 
@@ -57,12 +58,21 @@ def watch_lifeline(lifeline: Connection) -> None:
     threading.Thread(target=watch, name="tte-lifeline", daemon=True).start()
 
 
+def flush_output() -> None:
+    """Flush this rank's ``sys.stdout`` and ``sys.stderr`` as far as the test left them
+    flushable (a test may close them, or the descriptors under them): the rank still reports."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):  # closed, its descriptor closed, or None
+            pass
+
+
 def redirect_output(log_path: str) -> Any:
     """Send this process's stdout and stderr to ``log_path``, with faulthandler's stacks on a
     crash and on SIGUSR1; return the open log."""
     log = open(log_path, "a", buffering=1)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    flush_output()
     os.dup2(log.fileno(), 1)
     os.dup2(log.fileno(), 2)
     faulthandler.enable(file=log, all_threads=True)
@@ -154,8 +164,7 @@ def run_rank(task: RankTask, facts: RankFacts, result: Connection, lifeline: Con
 def report_and_exit(outcome: RankOutcome, result: Connection, log: Any) -> NoReturn:
     """The end of every fresh rank process: send ``outcome`` on ``result``, wait for the
     supervisor's release, tear down the rank's process groups and leave at once."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    flush_output()
     result.send(outcome)
     # Keep this rank's process groups (and their sockets) until every rank has finished its
     # test: a peer may still be completing a connection to us (gloo sets up its full mesh

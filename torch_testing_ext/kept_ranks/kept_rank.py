@@ -14,10 +14,9 @@ for example on too few devices), so that each test of the class reports it.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from multiprocessing.connection import Connection
 
-from ..fresh_ranks.rank_process import become_rank, leave_rank_process, resolve_class, run_test_method
+from ..fresh_ranks.rank_process import become_rank, flush_output, leave_rank_process, resolve_class, run_test_method
 from ..ranks.outcomes import RankOutcome, outcome_of
 from ..ranks.rank_facts import RankFacts
 from ..reporting.status import Status
@@ -83,7 +82,6 @@ def serve_rank(world: WorldTask, facts: RankFacts, connection: Connection, lifel
         if task is None:
             break
         outcome = refusal or checked_for_leaks(run_test_method(task, facts), before)
-        sys.stdout.flush()
-        sys.stderr.flush()
+        flush_output()
         connection.send(outcome)
     leave_rank_process(connection, log)
