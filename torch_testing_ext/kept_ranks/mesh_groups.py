@@ -9,8 +9,8 @@ mesh groups made since its world started that no live mesh holds any more. A mes
 (kept by a fixture of a wider scope, or in a global) keeps its groups, which are not reported
 either. Groups a test made itself with ``new_group`` are its own (see ``leak_check``).
 
-Finding the live meshes is a walk over the objects the garbage collector tracks (10 to 20 ms
-with torch loaded), only after a test whose meshes made groups (or while a mesh kept
+Finding the live meshes is a walk over the objects the garbage collector tracks (tens of
+milliseconds with torch loaded), only after a test whose meshes made groups (or while a mesh kept
 alive holds some); a mesh found is then only taken for alive once its young garbage is
 collected, and, the first time or once it lost a reference, all of it.
 """
