@@ -10,6 +10,7 @@ error can be), once as ``python FILE`` in a subprocess, and the driver on a torc
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,8 +29,10 @@ PLACES = ("setUpClass", "tearDownClass", "setUpModule", "tearDownModule")
 
 
 def run_here(error, *args):
-    """``run_tests`` on the fixture with ``CLASS_LEVEL_ERROR=error``: (status, stderr, {id: case})."""
+    """``run_tests`` on the fixture with ``CLASS_LEVEL_ERROR=error``: (status, stderr, {id: case}).
+    The SIGTERM handler run_tests installs is put back afterwards."""
     err = io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)
     with tempfile.TemporaryDirectory(prefix="class-level-") as reports, \
             mock.patch.dict(os.environ, {"CLASS_LEVEL_ERROR": error}), \
             contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
@@ -38,6 +41,8 @@ def run_here(error, *args):
             status = None
         except SystemExit as exit_:
             status = exit_.code
+        finally:
+            signal.signal(signal.SIGTERM, sigterm)
         cases = {f"{c.get('classname')}.{c.get('name')}": c
                  for xml in Path(reports).glob("*.xml") for c in ET.parse(xml).getroot().iter("testcase")}
     return status, err.getvalue(), cases
