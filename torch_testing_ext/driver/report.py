@@ -128,7 +128,8 @@ def shown_output(attempt: Attempt, lines: int = _TAIL_LINES) -> str:
 
 
 class Progress:
-    """Prints a line per finished entry and per rerun, with an estimate of what is left."""
+    """Prints a line per finished entry (with an estimate of what is left), a line when an
+    entry's failed tests are about to be rerun, and a line per rerun."""
 
     def __init__(
         self, entries: Sequence[PlanEntry], jobs: int, stream: TextIO, verbose: bool = False
