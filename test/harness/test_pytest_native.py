@@ -30,11 +30,11 @@ from pathlib import Path
 import pytest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.pytest_plugin.left_the_test import InterruptWatch, stand_in
+from torch_testing_ext.pytest_plugin.left_the_test import stand_in
 from torch_testing_ext.pytest_plugin.pytest_worlds import rank_facts_for
 from torch_testing_ext.pytest_plugin.rank_session import session_options
 from torch_testing_ext.pytest_plugin.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
-from torch_testing_ext.ranks.interrupts import Terminated
+from torch_testing_ext.ranks.interrupts import InterruptWatch, Terminated
 from torch_testing_ext.ranks.outcomes import RankOutcome, combine, outcome_of
 from torch_testing_ext.reporting.stack_dumps import is_harness_file
 from torch_testing_ext.reporting.status import Status
