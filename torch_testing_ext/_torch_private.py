@@ -208,16 +208,21 @@ def forget_forkserver(server: multiprocessing.forkserver.ForkServer) -> None:
     server._forkserver_pid = None  # type: ignore[attr-defined]  # not in typeshed
 
 
-@_private("multiprocessing.resource_tracker._resource_tracker._stop()")
+@_private("multiprocessing.resource_tracker._resource_tracker._stop(), ._pid")
 def stop_resource_tracker() -> None:
-    """Stop multiprocessing's resource tracker process and wait for it (if it runs).
+    """Stop multiprocessing's resource tracker process and wait for it (if it runs; one that
+    someone else's ``os.wait`` reaped is forgotten, and the next user starts a new one).
 
     It is started for the fork server and would otherwise outlive its owner for a moment.
     Call it only when no process that uses it (server, ranks) is left.
     """
     import multiprocessing.resource_tracker
 
-    multiprocessing.resource_tracker._resource_tracker._stop()  # type: ignore[attr-defined]  # not in typeshed
+    tracker: Any = multiprocessing.resource_tracker._resource_tracker
+    try:
+        tracker._stop()
+    except ChildProcessError:  # its pipe is closed already; its pid is no child of ours any more
+        tracker._pid = None
 
 
 @_private("multiprocessing.current_process()._config['tempdir']")

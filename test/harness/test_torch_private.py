@@ -127,6 +127,14 @@ class TestPrivateAccessContracts(TestCase):
             private.stop_resource_tracker()
             self.assertFalse(os.path.exists(f"/proc/{pid}"))  # stopped and reaped
             private.stop_resource_tracker()  # stopping twice is harmless
+            resource_tracker.ensure_running()
+            pid = resource_tracker._resource_tracker._pid
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)  # reaped by someone else's wait
+            private.stop_resource_tracker()
+            resource_tracker.ensure_running()  # a new one starts
+            self.assertNotEqual(resource_tracker._resource_tracker._pid, pid)
+            private.stop_resource_tracker()
 
     def test_run_multiprocessing_finalizers(self):
         with contract("run_multiprocessing_finalizers"):
