@@ -836,13 +836,21 @@ _FUNCTIONAL_COLLECTIVES = ("broadcast", "all_reduce", "all_reduce_coalesced", "a
                            "all_gather_inplace", "isend_inplace", "irecv_inplace", "batch_p2p_ops_inplace")
 
 
-@_private("torch.distributed._functional_collectives.<function> (the functions DTensor and tests call)")
+_FUNCTIONAL_OP_NAMESPACES = ("_c10d_functional", "_c10d_functional_autograd")
+
+
+@_private("torch.distributed._functional_collectives.<function> and the names its code refers to")
 def functional_collective_functions() -> dict[str, Callable[..., Any]]:
-    """The functions of ``torch.distributed._functional_collectives`` that make collective
-    calls, by name (those this torch has)."""
+    """The functions of ``torch.distributed._functional_collectives`` that make a collective
+    call themselves (their code calls an op of ``torch.ops._c10d_functional``), by name. The
+    others (``all_gather_tensor``, ``all_reduce_inplace``, ``permute_tensor``...) call one of
+    these through the module, so a wrapper around these sees every call once, and a warning the
+    others give (``FutureWarning``: deprecated) still points at their caller."""
     import torch.distributed._functional_collectives as funcol
 
-    return {name: getattr(funcol, name) for name in _FUNCTIONAL_COLLECTIVES if hasattr(funcol, name)}
+    functions = {name: getattr(funcol, name) for name in _FUNCTIONAL_COLLECTIVES if hasattr(funcol, name)}
+    return {name: function for name, function in functions.items()
+            if any(namespace in function.__code__.co_names for namespace in _FUNCTIONAL_OP_NAMESPACES)}
 
 
 @_private("torch.distributed._functional_collectives.<function> (replaced by a wrapper that calls it)")

@@ -255,6 +255,10 @@ class TestDivergingRanks(TestCase):
                 self.assertEqual(report[:3], ["collective calls first differ at call 1 of group 0 (ranks 0, 1):",
                                               f"  rank 0: {rank0} at {at(line)}", f"  rank 1: {rank1} at {at(line)}"])
 
+    def test_functional_collectives_once_each_at_the_users_line(self):
+        result = run_case(ledger_cases.Functional, "test_each_functional_collective_is_recorded_once_at_the_users_line")
+        self.assertTrue(result.wasSuccessful(), result.failures + result.errors)
+
     def test_passing_ranks_and_the_opt_out_pass(self):
         for name in ("test_ranks_may_differ_when_the_test_says_so", "test_same_calls_pass",
                      "test_dtensor_redistribution_is_recorded"):

@@ -3,8 +3,9 @@
 :func:`install` wraps, once per process, the collective functions of ``torch.distributed``
 (``all_reduce``, ``barrier``, ``send``... in both ``torch.distributed`` and
 ``torch.distributed.distributed_c10d``) and of functional collectives
-(``torch.distributed._functional_collectives``: ``all_reduce``, ``all_gather_tensor``...,
-which DTensor calls). While a rank's test runs (:func:`begin` ... :func:`end`, per process or,
+(``torch.distributed._functional_collectives``, which DTensor calls: those that call an op
+themselves, ``all_reduce``, ``all_gather_single``...; the others, ``all_gather_tensor`` and
+the like, call one of these). While a rank's test runs (:func:`begin` ... :func:`end`, per process or,
 for a rank thread, per thread) a wrapper notes the call (op, group, what this rank
 contributed, reduce op, root, async or not, the first frame of the user's code) before it goes
 to the backend, and an armed fault (``collectives.faults``) may stop it there. Calls made

@@ -30,8 +30,7 @@ __all__ = ["Call", "Ledger", "LedgerLog", "read_ledger_file", "ledger_path", "le
            "UNEVEN_OPS"]
 
 LEDGER_FILE = "collectives-rank{rank}"  # in the test's directory, with ledger_files' suffixes
-# Ranks may contribute different shapes to these (c10d's and functional collectives' names).
-UNEVEN_OPS = frozenset({"all_to_all", "all_to_all_single", "all_to_all_single_autograd", "all_to_all_inplace"})
+UNEVEN_OPS = frozenset({"all_to_all", "all_to_all_single"})  # ranks may contribute different shapes
 
 
 @dataclasses.dataclass(slots=True)
