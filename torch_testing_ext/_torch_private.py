@@ -846,11 +846,13 @@ def functional_collective_functions() -> dict[str, Callable[..., Any]]:
     others (``all_gather_tensor``, ``all_reduce_inplace``, ``permute_tensor``...) call one of
     these through the module, so a wrapper around these sees every call once, and a warning the
     others give (``FutureWarning``: deprecated) still points at their caller."""
+    import inspect
+
     import torch.distributed._functional_collectives as funcol
 
     functions = {name: getattr(funcol, name) for name in _FUNCTIONAL_COLLECTIVES if hasattr(funcol, name)}
-    return {name: function for name, function in functions.items()
-            if any(namespace in function.__code__.co_names for namespace in _FUNCTIONAL_OP_NAMESPACES)}
+    return {name: function for name, function in functions.items()  # (seen through a wrapper: the ledger's)
+            if any(namespace in inspect.unwrap(function).__code__.co_names for namespace in _FUNCTIONAL_OP_NAMESPACES)}
 
 
 @_private("torch.distributed._functional_collectives.<function> (replaced by a wrapper that calls it)")

@@ -196,6 +196,34 @@ class TestRankFailureReport(TestCase):
         self.assertIn("raise_verdict", result.stdout)
 
 
+SUBTESTS = """
+import unittest
+import torch
+
+class TestSubtests(unittest.TestCase):
+    def test_dtypes(self):
+        for dtype in (torch.float32, torch.int64):
+            with self.subTest(dtype=dtype, size=torch.Size([2]), cls=ValueError, plain=[1, "a"]):
+                self.assertTrue(dtype.is_floating_point)
+"""
+
+
+class TestSubtestsThroughXdist(TestCase):
+    def test_subtest_arguments_pytorch_tests_pass_cross_from_a_worker(self):
+        # A dtype, a size and a class as subTest arguments: xdist's worker could not send the
+        # report (DumpError), and the test errored instead of failing its int64 subtest.
+        run = PytestRun({"test_subtests.py": SUBTESTS})
+        self.addCleanup(run.cleanup)
+        result = run.run("test_subtests.py", "-n", "1", "-rA")
+        output = result.stdout + result.stderr
+        self.assertEqual(result.returncode, 1, output)
+        self.assertNotIn("DumpError", output)
+        self.assertRegex(output, r"SUBFAILED\(dtype=.?torch\.int64.?, size=.?torch\.Size\(\[2\]\).?, "
+                                 r"cls=.?<class 'ValueError'>.?, plain=\[1, 'a'\]\) "
+                                 r"test_subtests\.py::TestSubtests::test_dtypes")
+        self.assertIn("1 failed", output)
+
+
 class TestSettingsAreUsageErrors(TestCase):
     def test_each_bad_setting_is_a_one_line_usage_error_of_the_configure_hook(self):
         for name, (value, expected) in BAD.items():

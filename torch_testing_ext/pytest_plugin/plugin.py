@@ -40,6 +40,7 @@ from .ranks_function import (
     make_ranks_items,
     usable_mark,
 )
+from .subtest_reports import plain_subtest_arguments
 from .world_size_mark import MARK_HELP, MARK_NAME, size_id
 
 __all__ = ["pytest_configure", "pytest_runtest_makereport", "pytest_pycollect_makeitem", "pytest_generate_tests",
@@ -119,6 +120,12 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Tell a test which one runs next (a kept world closes after the last test of its scope)."""
     item.stash[NEXT_KEY] = nextitem
     return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(report: pytest.TestReport) -> Generator[None, Any, Any]:
+    """A subtest's report, with its arguments as plain values (see ``subtest_reports``)."""
+    return plain_subtest_arguments((yield))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
