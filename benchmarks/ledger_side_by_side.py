@@ -225,11 +225,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         return args
     if not args.files:
         parser.error("give test files, or --compare DIR")
-    for path in args.files:
-        if path.suffix != ".py" or not path.is_file():
-            parser.error(f"not a Python file: {path}")
-    if len({p.name for p in args.files}) != len(args.files):
-        parser.error("two files share a name")
+    _side_by_side().check_files(parser, args.files)
     return args
 
 

@@ -102,12 +102,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per file and side")
     parser.add_argument("--keep", action="store_true", help="keep the copies and the logs")
     args = parser.parse_args(argv)
-    for path in args.files:
+    check_files(parser, args.files)
+    return args
+
+
+def check_files(parser: argparse.ArgumentParser, files: Sequence[Path]) -> None:
+    """Refuse (``parser.error``) what is not a Python file, and two files of one name."""
+    for path in files:
         if path.suffix != ".py" or not path.is_file():
             parser.error(f"not a Python file: {path}")
-    if len({p.name for p in args.files}) != len(args.files):
+    if len({p.name for p in files}) != len(files):
         parser.error("two files share a name")
-    return args
 
 
 def main(argv: list[str]) -> int:
