@@ -21,5 +21,7 @@ the harness pay nothing for it.
 - ``left_the_test``: ``KeyboardInterrupt`` and ``pytest.exit()`` in a rank's test, its outcome
   rather than a stop of the session;
 - ``rank_streams``: a rank session's terminal on a file of its own, and the streams a test
-  closed reopened.
+  closed reopened;
+- ``subtest_reports``: subtest reports that pytest-xdist can send (their arguments as plain
+  values).
 """
