@@ -92,6 +92,8 @@ __all__ = [
     "set_functional_collective_function",
     "functional_group_name",
     "torch_function_mode_check",
+    "hidden_from_warnings",
+    "HIDDEN_FROM_WARNINGS",
     "torch_function_disabled",
     "group_ranks_by_name",
     "never_compile_frames",
@@ -865,13 +867,47 @@ def set_functional_collective_function(name: str, function: Callable[..., Any]) 
     setattr(funcol, name, function)
 
 
-@_private("torch.distributed._functional_collectives._resolve_group_name")
+@_private("torch.distributed.distributed_c10d._resolve_group_name_by_ranks_and_tag")
 def functional_group_name(group: Any) -> str:
-    """The name of the group a functional collective is given (a group, its name, a list of
-    ranks, a device mesh, or a mesh and one of its dimensions)."""
-    import torch.distributed._functional_collectives as funcol
+    """The name of the group a functional collective is given (a group, its name, a device
+    mesh, a mesh and one of its dimensions, or a list of ranks), found as functional collectives
+    find it but without their deprecation warning for a list of ranks (the code under test
+    must not see one more warning) and without an op."""
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import DeviceMesh
+    from torch.distributed.distributed_c10d import _resolve_group_name_by_ranks_and_tag
 
-    return str(group) if isinstance(group, str) else str(funcol._resolve_group_name(group))
+    if isinstance(group, str):
+        return group
+    if isinstance(group, dist.ProcessGroup):
+        return str(group.group_name)
+    if isinstance(group, DeviceMesh):
+        return str(group.get_group().group_name)
+    if isinstance(group, tuple) and len(group) == 2 and isinstance(group[0], DeviceMesh):
+        return str(group[0].get_group(group[1]).group_name)
+    return str(_resolve_group_name_by_ranks_and_tag(group, ""))
+
+
+# A code object's file name that warnings skip as they skip importlib's own frames (it holds
+# "importlib" and "_bootstrap"); the "<" makes it a made-up file to tracebacks and linecache.
+HIDDEN_FROM_WARNINGS = "<torch_testing_ext: skipped by warnings as importlib._bootstrap frames are>"
+
+
+@_private("warnings.warn(stacklevel=n) skips frames whose file name holds 'importlib' and '_bootstrap'")
+def hidden_from_warnings(function: _F) -> _F:
+    """A copy of ``function`` (a wrapper) whose frames ``warnings.warn(..., stacklevel=n)``
+    skips when it counts its levels, as it skips importlib's: a warning raised in what the
+    wrapper calls is attributed to the wrapper's caller, as if the wrapper were not there."""
+    import types
+
+    code = function.__code__.replace(co_filename=HIDDEN_FROM_WARNINGS)
+    copy = types.FunctionType(code, function.__globals__, function.__name__, function.__defaults__,
+                              function.__closure__)
+    copy.__kwdefaults__ = function.__kwdefaults__
+    copy.__dict__.update(function.__dict__)  # functools.wraps' __wrapped__ among them
+    for attribute in ("__qualname__", "__doc__", "__module__", "__annotations__"):
+        setattr(copy, attribute, getattr(function, attribute))
+    return copy  # type: ignore[return-value]  # the same function, its code's file name aside
 
 
 @_private("torch._C._is_torch_function_mode_enabled")

@@ -299,7 +299,8 @@ class TestInvisible(TestCase):
     """Recording changes nothing the code under test can observe: ``fixtures/ledger_invisible.py``
     writes what its tests see (CommDebugMode's counts, a TorchFunctionMode's and a
     TorchDispatchMode's calls, torch.compile's frames and graphs, the profiler's events, the
-    autograd of functional collectives, module and DDP communication hooks), once recording and
+    autograd of functional collectives, module and DDP communication hooks, warnings and the
+    lines they name), once recording and
     once with ``TORCH_TESTING_EXT_COLLECTIVES=off`` (no wrapper installed), and every rank of
     every test must have seen the same."""
 
@@ -309,10 +310,10 @@ class TestInvisible(TestCase):
             with tempfile.TemporaryDirectory(prefix="ledger-observed-") as directory:
                 run = run_file(INVISIBLE, env={"TORCH_TESTING_EXT_COLLECTIVES": setting, "OBSERVED_DIR": directory},
                                timeout=600)
-                assert_outcomes(self, run, passed=6)
+                assert_outcomes(self, run, passed=7)
                 seen[setting] = {name: open(os.path.join(directory, name)).read()
                                  for name in sorted(os.listdir(directory))}
-        self.assertEqual(len(seen["record"]), 12)  # 6 tests, 2 ranks
+        self.assertEqual(len(seen["record"]), 14)  # 7 tests, 2 ranks
         for name, observed in seen["record"].items():
             with self.subTest(name):
                 self.assertEqual(json.loads(observed), json.loads(seen["off"][name]))

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from unittest import mock
 
 import torch
@@ -951,8 +952,36 @@ class TestPrivateAccessContracts(TestCase):
 
                 mesh = init_device_mesh("cpu", (1,))
                 self.assertEqual(private.functional_group_name((mesh, 0)), mesh.get_group(0).group_name)
+                self.assertEqual(private.functional_group_name(mesh), mesh.get_group().group_name)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    self.assertEqual(private.functional_group_name([0]), world.group_name)  # ranks
+                self.assertEqual(caught, [])  # without functional collectives' deprecation warning
             finally:
                 dist.destroy_process_group()
+
+    def test_hidden_from_warnings(self):
+        with contract("hidden_from_warnings"):
+            def deprecated():
+                warnings.warn("old", FutureWarning, stacklevel=2)  # names its caller's line
+
+            def wrapper():
+                return deprecated()
+
+            hidden = private.hidden_from_warnings(wrapper)
+            self.assertEqual((hidden.__name__, hidden.__qualname__), (wrapper.__name__, wrapper.__qualname__))
+            for called, expected_file in ((wrapper, __file__), (hidden, __file__)):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    line = sys._getframe().f_lineno + 1
+                    called()
+                (warning,) = caught
+                where = (warning.filename, warning.lineno)
+                if called is wrapper:  # the wrapper's own line, as any wrapper
+                    self.assertEqual(where[0], expected_file)
+                    self.assertNotEqual(where[1], line)
+                else:  # skipped: the line that called the wrapper
+                    self.assertEqual(where, (expected_file, line))
 
     def test_torch_function_mode_check(self):
         with contract("torch_function_mode_check"):

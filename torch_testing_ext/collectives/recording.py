@@ -35,12 +35,14 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch.distributed.device_mesh import DeviceMesh
 
 from .._torch_private import (
     caller_frame,
     functional_collective_functions,
     functional_group_name,
     group_ranks_by_name,
+    hidden_from_warnings,
     never_compile_frames,
     set_functional_collective_function,
     torch_function_disabled,
@@ -89,7 +91,7 @@ _process_recorder: Recorder | None = None
 _mode_active = torch_function_mode_check()
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_internal_code: dict[Any, bool] = {}
+_internal_files: dict[str, bool] = {}  # by file name: bounded by the files a process runs
 
 
 def recording_enabled() -> bool:
@@ -161,11 +163,14 @@ class Recorder:
 
 
 def _group_facts(group: Any) -> tuple[str, tuple[int, ...]]:
-    """A group's name and global ranks; for an object c10d does not know as a group (a bare
-    backend that old code passes), its type's name and no ranks: still the same on every rank."""
+    """A group's name and global ranks (a group, its name, or what a functional collective is
+    given: a device mesh, a mesh and a dimension, ranks); for an object c10d does not know as a
+    group (a bare backend that old code passes), its type's name and no ranks: still the same
+    on every rank."""
     try:
-        if isinstance(group, str):
-            return group, group_ranks_by_name(group)
+        if isinstance(group, (str, tuple, DeviceMesh)):
+            name = functional_group_name(_as_given(group))
+            return name, group_ranks_by_name(name)
         return str(group.group_name), tuple(dist.get_process_group_ranks(group))
     except Exception:  # whatever the group is, the call goes on
         return (group if isinstance(group, str) else type(group).__name__), ()
@@ -182,12 +187,40 @@ def _describe_contribution(contribution: Any) -> str:
 
 
 def _describe_reduce_op(reduce_op: Any) -> str:
+    """``SUM``, ``AVG``, ``PREMUL_SUM(0.5)``... for c10d's ``ReduceOp.SUM``, a ``ReduceOp``
+    object, or a functional collective's ``"sum"``."""
     if reduce_op is None:
         return ""
     if isinstance(reduce_op, str):
         return reduce_op.upper()
-    name = getattr(reduce_op, "name", None)
-    return str(name) if isinstance(name, str) else str(reduce_op).rpartition(".")[2]
+    inner = getattr(reduce_op, "op", reduce_op)  # a ReduceOp object holds its RedOpType
+    name = getattr(inner, "name", None)
+    if not isinstance(name, str):
+        return type(reduce_op).__name__
+    try:
+        factor = reduce_op.factor if inner is not reduce_op and name == "PREMUL_SUM" else None
+    except Exception:  # a factor this torch does not show
+        factor = None
+    return name if factor is None else f"{name}({factor})"
+
+
+def _reduce_op_key(reduce_op: Any) -> Any:
+    """What a call's key holds of its reduce op: the op as given, or for a ``ReduceOp`` object
+    (equal to every other of its kind, whatever its factor) its description."""
+    return _describe_reduce_op(reduce_op) if isinstance(reduce_op, dist.ReduceOp) else reduce_op
+
+
+def _frozen(group: Any) -> Any:
+    """A functional collective's group in a hashable form: a list of ranks (or of lists of
+    ranks) as tuples; anything else as given."""
+    return tuple(map(_frozen, group)) if type(group) is list else group
+
+
+def _as_given(group: Any) -> Any:
+    """The inverse of :func:`_frozen` for what :func:`functional_group_name` takes."""
+    if type(group) is tuple and not (len(group) == 2 and isinstance(group[0], DeviceMesh)):
+        return [_as_given(item) for item in group]
+    return group
 
 
 def _describe_root(root: Any) -> str:
@@ -246,12 +279,11 @@ def end(thread: bool = False) -> Ledger | None:
     return None if recorder is None else recorder.close()
 
 
-def _is_internal(code: Any) -> bool:
-    """Whether ``code`` is torch's or ours (or made up: ``<string>``), not the user's."""
-    filename = code.co_filename
+def _is_internal(filename: str) -> bool:
+    """Whether ``filename`` is torch's or ours (or made up: ``<string>``), not the user's."""
     path = os.path.abspath(filename)
-    known = _internal_code[code] = (filename.startswith("<") or path.startswith(_TORCH_DIR)
-                                    or path.startswith(_PACKAGE_DIR))
+    known = _internal_files[filename] = (filename.startswith("<") or path.startswith(_TORCH_DIR)
+                                         or path.startswith(_PACKAGE_DIR))
     return known
 
 
@@ -260,9 +292,9 @@ def _user_site() -> tuple[Any, int]:
     frame = caller_frame(2)
     while frame is not None:
         code = frame.f_code
-        internal = _internal_code.get(code)
+        internal = _internal_files.get(code.co_filename)
         if internal is None:
-            internal = _is_internal(code)
+            internal = _is_internal(code.co_filename)
         if not internal:
             return code, frame.f_lineno
         frame = frame.f_back
@@ -330,13 +362,16 @@ def _wrap(op: str, functional: bool, original: Callable[..., Any], arguments: _A
             code, line = _user_site()
             recorder.record((op, functional, group_key(_value(args, kwargs, arguments.group)),
                              _contribution(_value(args, kwargs, arguments.contribution)),
-                             _value(args, kwargs, arguments.reduce_op), _root(args, kwargs, arguments.roots),
+                             _reduce_op_key(_value(args, kwargs, arguments.reduce_op)),
+                             _root(args, kwargs, arguments.roots),
                              _value(args, kwargs, arguments.async_op), code, line))
             return original(*args, **kwargs)
         finally:
             state.busy = False
 
-    return recorded
+    # A warning the original gives with a stacklevel (a deprecation) names the caller's line,
+    # as without the ledger: warnings skip this frame.
+    return hidden_from_warnings(recorded)
 
 
 def _same(group: Any) -> Any:
@@ -363,11 +398,11 @@ def install() -> None:
         for name, function in functional_collective_functions().items():
             parameters = list(inspect.signature(function).parameters)
             group = "group" if "group" in parameters else "group_name"
-            wrapper = _wrap(name, True, function, _Arguments.of(function, parameters[0], group),
-                            functional_group_name)
+            wrapper = _wrap(name, True, function, _Arguments.of(function, parameters[0], group), _frozen)
             set_functional_collective_function(name, wrapper)
             wrappers.append(wrapper)
         # Called from code torch.compile runs eagerly (FSDP1's hooks), a wrapper's frame would be
         # compiled as a frame of its own: one more graph. Traced through, it is inlined as before.
-        never_compile_frames(wrappers[0].__code__)  # every wrapper shares this code
+        for wrapper in wrappers:
+            never_compile_frames(wrapper.__code__)
         _installed = True
