@@ -30,7 +30,6 @@ from pathlib import Path
 import pytest
 
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.pytest_plugin.left_the_test import stand_in
 from torch_testing_ext.pytest_plugin.pytest_worlds import rank_facts_for
 from torch_testing_ext.pytest_plugin.rank_session import session_options
 from torch_testing_ext.pytest_plugin.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
@@ -452,13 +451,10 @@ class TestInProcess(TestCase):
                 signal.raise_signal(signal.SIGINT)
             self.assertTrue(watch.is_a_stop(ctrl_c.exception))
         self.assertIs(signal.getsignal(signal.SIGINT), before)
-        # What reaches the launched run instead of the test's own: read as it, but no interrupt.
-        substitute = stand_in(own)
-        self.assertNotIsInstance(substitute, KeyboardInterrupt)
+        # The launched run takes the test's own for its outcome.
         line = own.__traceback__.tb_lineno
-        self.assertEqual(outcome_of(1, substitute).detail.splitlines()[0],
+        self.assertEqual(outcome_of(1, own).detail.splitlines()[0],
                          f"rank 1 left the test with KeyboardInterrupt at test_pytest_native.py:{line}")
-        self.assertEqual(outcome_of(1, substitute).detail.splitlines()[-1], "KeyboardInterrupt")
 
     def test_pytests_runner_frames_are_the_harness_in_a_dump(self):
         self.assertTrue(is_harness_file(pytest.__file__.replace("pytest/__init__.py", "_pytest/runner.py")))
@@ -705,6 +701,34 @@ class TestClosedStreams(PytestNativeRun):
                 self.assertTrue(headline.startswith(line.split(" - ", 1)[1].removesuffix("...")), line)
         self.assertNotIn("Bad file descriptor", self.output)
         self.assertNotIn("I/O operation on closed file", self.output)
+
+
+REUSED_DESCRIPTOR = """
+import os, sys
+from torch_testing_ext.pytest_plugin.rank_streams import reopen_closed_streams
+log = open(sys.argv[1], "a", buffering=1)
+os.dup2(log.fileno(), 1)
+os.close(1)
+data = open(sys.argv[2], "w")  # the test's own file, on the number 1 it closed
+assert data.fileno() == 1, data.fileno()
+data.write("the test's data")
+data.flush()
+reopen_closed_streams(log)
+print("the rank's later output", flush=True)
+"""
+
+
+class TestReopenedStreams(TestCase):
+    def test_a_descriptor_number_reused_for_the_tests_own_file_goes_back_to_the_log(self):
+        with tempfile.TemporaryDirectory() as directory:
+            log, data = os.path.join(directory, "log"), os.path.join(directory, "data")
+            run = subprocess.run([sys.executable, "-c", REUSED_DESCRIPTOR, log, data], env=checkout_env(),
+                                 capture_output=True, text=True, timeout=120)
+            self.assertEqual(run.returncode, 0, run.stderr)
+            with open(log) as written:
+                self.assertEqual(written.read(), "the rank's later output\n")
+            with open(data) as written:
+                self.assertEqual(written.read(), "the test's data")
 
 
 class TestProjectSettings(TestCase):

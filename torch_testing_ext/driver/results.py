@@ -123,11 +123,9 @@ class EntryResult:
 
     @property
     def consistent(self) -> list[str]:
-        """Selectors that failed and never passed (not rerun counts as never passed)."""
-        if self.attempt.status != Status.FAILED:
-            return []
-        flaky = set(self.flaky)
-        return [s for s in self.attempt.failing_selectors() if s not in flaky]
+        """Selectors that failed and never passed, of a process that ended with failures (not
+        rerun counts as never passed)."""
+        return self.failed if self.attempt.status == Status.FAILED else []
 
     @property
     def failed(self) -> list[str]:

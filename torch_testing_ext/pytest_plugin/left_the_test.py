@@ -8,9 +8,9 @@ test with pytest.exit('why') at test_x.py:12``):
 - in a rank process's session, :func:`carried` wraps them in :class:`LeftTheTest`, an
   ordinary exception that pytest reports (and then tears the test down as usual), and
   :func:`unwrapped` gives the report back the original;
-- on a launched rank (``torchrun -m pytest``), the process's own Ctrl-C or SIGTERM is still a
-  stop (``ranks.interrupts.InterruptWatch`` tells them apart), but a ``KeyboardInterrupt`` the test raised
-  reaches the launched run as :func:`stand_in`, which it does not take for a stop.
+- on a launched rank (``torchrun -m pytest``) the test runs inside the launched run, which
+  takes a ``KeyboardInterrupt`` the test raised for its outcome and the process's own Ctrl-C
+  or SIGTERM for a stop (``ranks.interrupts.InterruptWatch`` tells them apart).
 
 Torch-free.
 """
@@ -18,12 +18,11 @@ Torch-free.
 from __future__ import annotations
 
 from collections.abc import Generator
-from types import TracebackType
 from typing import Any
 
 import pytest
 
-__all__ = ["LeftTheTest", "stops_a_session", "carried", "unwrapped", "stand_in"]
+__all__ = ["LeftTheTest", "stops_a_session", "carried", "unwrapped"]
 
 __unittest = True
 
@@ -58,19 +57,3 @@ def unwrapped(excinfo: pytest.ExceptionInfo[BaseException] | None) -> pytest.Exc
     if excinfo is not None and isinstance(excinfo.value, LeftTheTest):
         return pytest.ExceptionInfo.from_exception(excinfo.value.error)
     return excinfo
-
-
-_STAND_INS: dict[type[BaseException], type[BaseException]] = {}
-
-
-def stand_in(error: KeyboardInterrupt) -> BaseException:
-    """A ``BaseException`` that reads as ``error`` (its class's name and module, its message
-    and traceback) but is no ``KeyboardInterrupt``: what leaves a launched rank's test body when
-    the test raised ``error`` itself."""
-    cls = type(error)
-    if cls not in _STAND_INS:
-        _STAND_INS[cls] = type(cls.__name__, (BaseException,), {
-            "__module__": cls.__module__, "__qualname__": cls.__qualname__,
-            "__doc__": f"Stands for a {cls.__name__} a launched rank's test raised."})
-    tb: TracebackType | None = error.__traceback__
-    return _STAND_INS[cls](*error.args).with_traceback(tb)

@@ -35,7 +35,6 @@ from ..fresh_ranks.fresh_world import verdict_with_leftovers, world_facts
 from ..fresh_ranks.supervisor import RanksEnded
 from ..kept_ranks.kept_world import ClassWorlds
 from ..ranks import settings
-from ..ranks.interrupts import InterruptWatch
 from ..ranks.outcomes import RankFailure, RankOutcome, Verdict, raise_verdict
 from ..ranks.rank_facts import RankFacts, current_rank_facts
 from ..reporting.status import Status
@@ -45,7 +44,6 @@ from ..thread_ranks import threaded_pg
 from ..thread_ranks.rank_threads import ThreadRankFailure, run_rank_threads, thread_verdict
 from . import rank_session
 from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, ThreadRankValue, function_arguments
-from .left_the_test import stand_in
 from .world_size_mark import WorldSizeMark
 
 __all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_as_launched_rank", "close_kept_worlds",
@@ -234,15 +232,9 @@ def run_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: int) 
         pytest.skip(reason)
     timeout = timeout_of(mark)
 
-    def body() -> None:
-        with InterruptWatch() as watch:
-            try:
-                pytest.Function.setup(item)
-                pytest.Function.runtest(item)
-            except KeyboardInterrupt as error:  # the launched run takes one for a stop of the run
-                if watch.is_a_stop(error):
-                    raise
-                raise stand_in(error) from None
+    def body() -> None:  # (a KeyboardInterrupt it raises is its outcome, a Ctrl-C a stop: the launched run tells)
+        pytest.Function.setup(item)
+        pytest.Function.runtest(item)
 
     # The launched run reads the test's id, and its function and class (faults, lockstep).
     verdict = launched_run.run_as_launched_rank(_LaunchedTestName(item),  # type: ignore[arg-type]

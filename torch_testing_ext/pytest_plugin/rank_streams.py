@@ -69,19 +69,23 @@ class SessionTerminal:
             pass
 
 
-def _closed(fd: int) -> bool:
+def _not_on(fd: int, log: IO[str]) -> bool:
+    """Whether ``fd`` is closed, or open on another file than ``log`` (the test closed it and
+    the number came back for a file of its own)."""
     try:
-        os.fstat(fd)
+        here = os.fstat(fd)
     except OSError as error:
         return error.errno == errno.EBADF
-    return False
+    there = os.fstat(log.fileno())
+    return (here.st_dev, here.st_ino) != (there.st_dev, there.st_ino)
 
 
 def reopen_closed_streams(log: IO[str]) -> None:
-    """Descriptors 1 and 2 back on ``log`` if the test closed them, and ``sys.stdout`` or
-    ``sys.stderr`` reopened on them if it closed those (streams it replaced stay as they are)."""
+    """Descriptors 1 and 2 back on ``log`` if the test closed them (or left another file on
+    their numbers), and ``sys.stdout`` or ``sys.stderr`` reopened on them if it closed those
+    (streams it replaced stay as they are)."""
     for fd in (1, 2):
-        if _closed(fd):
+        if _not_on(fd, log):
             os.dup2(log.fileno(), fd)
     for name, fd in (("stdout", 1), ("stderr", 2)):
         stream = getattr(sys, name)
