@@ -193,6 +193,19 @@ class TestLedgerData(TestCase):
             self.assertIsNotNone(recording.begin(0))
             self.assertIsNotNone(recording.end())
 
+    def test_reduce_ops_are_named_alike_however_they_are_given(self):
+        import torch.distributed as dist
+
+        from torch_testing_ext.collectives.recording import _describe_reduce_op, _reduce_op_key
+
+        # The enum, a ReduceOp object of it, functional collectives' string: one name; a premul
+        # sum by its factor (ReduceOp objects all compare equal, whatever their factor).
+        self.assertEqual([_describe_reduce_op(op) for op in (dist.ReduceOp.AVG, dist.ReduceOp(dist.ReduceOp.AVG),
+                                                                "avg")], ["AVG", "AVG", "AVG"])
+        halves, thirds = dist._make_nccl_premul_sum(0.5), dist._make_nccl_premul_sum(3.0)
+        self.assertNotEqual(_reduce_op_key(halves), _reduce_op_key(thirds))
+        self.assertTrue(_describe_reduce_op(halves).startswith("PREMUL_SUM"), _describe_reduce_op(halves))
+
     def test_a_group_c10d_does_not_know_is_named_by_its_type(self):
         from torch_testing_ext.collectives.recording import Recorder
 

@@ -207,7 +207,7 @@ def _describe_reduce_op(reduce_op: Any) -> str:
 def _reduce_op_key(reduce_op: Any) -> Any:
     """What a call's key holds of its reduce op: the op as given, or for a ``ReduceOp`` object
     (equal to every other of its kind, whatever its factor) its description."""
-    return _describe_reduce_op(reduce_op) if isinstance(reduce_op, dist.ReduceOp) else reduce_op
+    return _describe_reduce_op(reduce_op) if type(reduce_op) is dist.ReduceOp else reduce_op  # (not the enum)
 
 
 def _frozen(group: Any) -> Any:
