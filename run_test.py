@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing the package
 
-from torch_testing_ext.driver.cli import main  # noqa: E402
+from torch_testing_ext._engine.driver.cli import main  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:], root=ROOT))

@@ -85,7 +85,7 @@ def one_rank_in_process(mode: str, directory: Path) -> float:
     import torch
     import torch.distributed as dist
 
-    from torch_testing_ext.collectives import recording
+    from torch_testing_ext._engine.ledger import recording
 
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
@@ -112,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.repeats < 1:
         parser.error("need --repeats >= 1")
-    from torch_testing_ext.collectives import recording
+    from torch_testing_ext._engine.ledger import recording
 
     recording.install()  # in this process, as the fork server does for its ranks
     # "off again" is a second, independent series of the same setting: how far two series of

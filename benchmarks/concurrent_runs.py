@@ -58,7 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Run from a checkout without installing the package.
 sys.path.insert(0, str(ROOT))
 
-from torch_testing_ext.process_tree.marked_run import EXIT_BOUND, MarkedRun, watch_all  # noqa: E402
+from torch_testing_ext._engine.process_tree.marked_run import EXIT_BOUND, MarkedRun, watch_all  # noqa: E402
 
 # Not the self-tests' marker: the driver scenario runs the self-tests that start marked runs,
 # and what those start must still carry this marker.

@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from marginal_cost import NOTE_STARTS, test_gaps  # noqa: E402
 
-from torch_testing_ext.process_tree.marked_run import MarkedRun  # noqa: E402
+from torch_testing_ext._engine.process_tree.marked_run import MarkedRun  # noqa: E402
 
 TEMPLATE = '''
 import torch

@@ -9,7 +9,7 @@ and a fork server's start, which vary by seconds on a loaded machine, do not ent
 difference of two files' wall times, used before, drowned milliseconds in that noise).
 :func:`marginal` runs a file ``repeats`` times and returns that median; :func:`parse_counts`
 reads ``--tests`` and ``--repeats``; :func:`run_marked` runs a benchmark file as a marked run
-(``torch_testing_ext.process_tree.marked_run``).
+(``torch_testing_ext._engine.process_tree.marked_run``).
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def run_marked(argv: list[str], timeout: float) -> tuple[int, str, list[object]]
     """``python *argv`` as a marked run (its own TMPDIR, every process it starts seen): its exit
     status, its output, and the processes still there 1 s after it exited (killed by then).
     SystemExit if it runs over ``timeout`` seconds."""
-    from torch_testing_ext.process_tree.marked_run import MarkedRun
+    from torch_testing_ext._engine.process_tree.marked_run import MarkedRun
 
     run = MarkedRun(*argv)
     try:

@@ -180,9 +180,9 @@ def test_files(root: Path, only: Sequence[str] | None = None) -> list[str]:
 
 def check_file(root: str, relative: str) -> FileCheck:
     """The migration check on one file (imports the tool on first use, in this process)."""
-    from torch_testing_ext.migrate.availability import missing_names
-    from torch_testing_ext.migrate.name_references import references
-    from torch_testing_ext.migrate.source_files import SourceError, load
+    from torch_testing_ext._engine.migrate.availability import missing_names
+    from torch_testing_ext._engine.migrate.name_references import references
+    from torch_testing_ext._engine.migrate.source_files import SourceError, load
 
     path = os.path.join(root, relative)
     kind, signals = "unknown", list[str]()

@@ -30,12 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from torch_testing_ext.driver.discover import discover_tests
-from torch_testing_ext.driver.file_reports import read_file_runs
-from torch_testing_ext.driver.listing import list_splittable
-from torch_testing_ext.driver.plan import plan_shards
-from torch_testing_ext.driver.report import duration
-from torch_testing_ext.driver.times import load_times
+from torch_testing_ext._engine.driver.discover import discover_tests
+from torch_testing_ext._engine.driver.file_reports import read_file_runs
+from torch_testing_ext._engine.driver.listing import list_splittable
+from torch_testing_ext._engine.driver.plan import plan_shards
+from torch_testing_ext._engine.driver.report import duration
+from torch_testing_ext._engine.driver.times import load_times
 
 ROOT = Path(__file__).resolve().parents[1]
 

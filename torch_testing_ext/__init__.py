@@ -1,19 +1,19 @@
 """torch_testing_ext: a public, version-stable harness for PyTorch distributed tests.
 
-The top level holds the modules tests import. Upstream-named faces mirror
+What tests import lives at the top level. The upstream-named faces mirror
 ``torch.testing._internal`` (``common_utils``, ``common_distributed``, ``common_device_type``,
-``common_fsdp``, ``common_cuda``, ``inductor_utils``, ``triton_utils``, ``dynamo_test_case``, and
-the package ``distributed``) so that an upstream test moves here by rewriting its imports;
-``devices`` (machine facts), ``fake_ddp``, ``cpu_compat`` and ``dtensor`` are ours.
-
-The machinery lives in subpackages, each named for what it holds, on floors that import only
-downwards (README's Layout lists them): ``ranks`` (the torch-free rank core), ``testcase``
-(TestCase), ``skips``, ``process_groups``, ``file_runner`` (run_tests), ``reporting``
-(statuses, JUnit XML, stacks), ``process_tree``, the four ways of running ranks
-(``fresh_ranks``, ``kept_ranks``, ``thread_ranks``, ``launcher``), the bases
-(``distributed_bases``, ``dtensor_bases``, ``fsdp_bases``, ``device_type``, ``dynamo``),
-``models``, and the tools: ``driver`` (the shard driver), ``pytest_plugin`` and ``migrate``.
-Every private torch or CPython access is in ``_torch_private``.
+``common_fsdp``, ``common_cuda``, ``inductor_utils``, ``triton_utils``, ``dynamo_test_case``,
+``logging_utils``, ``two_tensor``, ``dist_utils``, ``common_dist_composable`` and the package
+``distributed``) so that an upstream test moves here by rewriting its imports. Ours:
+``collectives`` (the collective ledger and fault injection), ``devices`` (machine facts),
+``fake_ddp``, ``cpu_compat``, ``dtensor``, ``run_test`` (the shard driver), ``migrate`` (the
+import rewrite), ``pytest_plugin`` and ``launcher.pytest_ranks``; and here, the errors that end
+a multi-rank test whose ranks did not all pass. ``docs/api.md`` lists the public API; the
+private engine behind it (``_engine``) promises nothing.
 """
 
+from ._engine.worlds.outcomes import RankError, RankFailure, RanksDidNotPass
+
 __version__ = "0.1.0"
+
+__all__ = ["RanksDidNotPass", "RankFailure", "RankError", "__version__"]

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .device_type import float8_types
-from .device_type.capabilities import Capability, requires_capabilities
-from .device_type.device_bases import CPUTestBase, DeviceTypeTestBase
-from .device_type.device_decorators import (
+from ._engine.device_type import float8_types
+from ._engine.device_type.capabilities import Capability, requires_capabilities
+from ._engine.device_type.device_bases import CPUTestBase, DeviceTypeTestBase
+from ._engine.device_type.device_decorators import (
     deviceCountAtLeast,
     dtypes,
     onlyAccelerator,
@@ -22,8 +22,8 @@ from .device_type.device_decorators import (
     onlyCUDA,
     onlyOn,
 )
-from .device_type.device_instantiation import instantiate_device_type_tests
-from .device_type.device_skips import (
+from ._engine.device_type.device_instantiation import instantiate_device_type_tests
+from ._engine.skips.device_skips import (
     ops,
     skipCPUIf,
     skipCUDAIf,

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .models.composable_models import (
+from ._engine.models.composable_models import (
     CompositeModel,
     CompositeParamModel,
     FakeSequential,

@@ -11,34 +11,34 @@ from __future__ import annotations
 
 import logging
 
-from .devices import at_least_x_gpu, sm_is_or_higher_than
-from .distributed_bases.ddp_checks import verify_ddp_error_logged
-from .distributed_bases.distributed_test_base import DistributedTestBase
-from .distributed_bases.nccl_env import with_nccl_blocking_wait
-from .distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
-from .distributed_bases.sparse_reduce_cases import simple_sparse_reduce_tests
-from .distributed_bases.subtests import run_subtests
-from .distributed_bases.upstream_timeouts import get_timeout
-from .dynamo.dynamo_distributed_cases import (
+from ._engine.distributed_bases.ddp_checks import verify_ddp_error_logged
+from ._engine.distributed_bases.distributed_test_base import DistributedTestBase
+from ._engine.distributed_bases.nccl_env import with_nccl_blocking_wait
+from ._engine.distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
+from ._engine.distributed_bases.sparse_reduce_cases import simple_sparse_reduce_tests
+from ._engine.distributed_bases.subtests import run_subtests
+from ._engine.distributed_bases.upstream_timeouts import get_timeout
+from ._engine.dynamo_bases.dynamo_distributed_cases import (
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,
 )
-from .dynamo.per_rank_init import dynamo_dist_per_rank_init
-from .fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from .kept_ranks.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
-from .models.forward_inputs_models import SaveForwardInputsModel, SaveForwardInputsModule
-from .process_groups.debug_levels import with_dist_debug_levels
-from .process_groups.gloo_device import create_device
-from .process_groups.rendezvous import init_single_process_group, rendezvous_init_method
-from .process_groups.tcp_store import create_tcp_store, tp_transports
-from .process_groups.torchcomms_group import setup_torchcomms_pg
-from .ranks.skip_codes import TEST_SKIPS, TestSkip
-from .skips import distributed_skips
-from .skips.distributed_skips import *  # noqa: F403  # the face re-exports exactly distributed_skips.__all__
-from .skips.platform_skips import skip_but_pass_in_sandcastle, skip_but_pass_in_sandcastle_if
-from .testcase.output_capture import captured_output
-from .thread_ranks.spawn_threads import spawn_threads_and_init_comms
-from .thread_ranks.threaded_test_case import MultiThreadedTestCase
+from ._engine.dynamo_bases.per_rank_init import dynamo_dist_per_rank_init
+from ._engine.fresh.multiprocess_test_case import MultiProcessTestCase
+from ._engine.kept.continuous_test_case import MultiProcContinousTest, MultiProcContinuousTest
+from ._engine.models.forward_inputs_models import SaveForwardInputsModel, SaveForwardInputsModule
+from ._engine.process_groups.debug_levels import with_dist_debug_levels
+from ._engine.process_groups.gloo_device import create_device
+from ._engine.process_groups.rendezvous import init_single_process_group, rendezvous_init_method
+from ._engine.process_groups.tcp_store import create_tcp_store, tp_transports
+from ._engine.process_groups.torchcomms_group import setup_torchcomms_pg
+from ._engine.skips import distributed_skips
+from ._engine.skips.distributed_skips import *  # noqa: F403  # the face re-exports exactly distributed_skips.__all__
+from ._engine.skips.platform_skips import skip_but_pass_in_sandcastle, skip_but_pass_in_sandcastle_if
+from ._engine.skips.skip_codes import TEST_SKIPS, TestSkip
+from ._engine.testcase.output_capture import captured_output
+from ._engine.threads.spawn_threads import spawn_threads_and_init_comms
+from ._engine.threads.threaded_test_case import MultiThreadedTestCase
+from .devices import at_least_x_gpu, sm_is_or_higher_than
 
 __all__ = [
     "MultiProcessTestCase",

@@ -6,11 +6,10 @@ import. The definitions live in ``fsdp_bases/``.
 
 from __future__ import annotations
 
-from .fsdp_bases import collective_patches
-from .fsdp_bases.collective_patches import *  # noqa: F403  # the face re-exports exactly collective_patches.__all__
-from .fsdp_bases.compiled_fsdp import compiled_fsdp_test
-from .fsdp_bases.dummy_process_group import DummyProcessGroup
-from .fsdp_bases.fsdp1_state_helpers import (
+from ._engine.fsdp_bases import collective_patches
+from ._engine.fsdp_bases.collective_patches import *  # noqa: F403  # the face re-exports exactly collective_patches.__all__
+from ._engine.fsdp_bases.compiled_fsdp import compiled_fsdp_test
+from ._engine.fsdp_bases.fsdp1_state_helpers import (
     _assert_module_states,
     _broadcast_state_dict,
     _get_state_dict,
@@ -19,31 +18,32 @@ from .fsdp_bases.fsdp1_state_helpers import (
     _zero_model,
     subtest_name,
 )
-from .fsdp_bases.fsdp_continuous import FSDPTestContinuous
-from .fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
-from .fsdp_bases.fsdp_test_case import FSDPTest
-from .fsdp_bases.fsdp_thread_case import FSDPTestMultiThread
-from .fsdp_bases.init_modes import DISTRIBUTED_BACKEND, DEVICEInitMode, FSDPInitMode, get_devtype
-from .fsdp_bases.sharded_parity import (
+from ._engine.fsdp_bases.fsdp_continuous import FSDPTestContinuous
+from ._engine.fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
+from ._engine.fsdp_bases.fsdp_test_case import FSDPTest
+from ._engine.fsdp_bases.fsdp_thread_case import FSDPTestMultiThread
+from ._engine.fsdp_bases.init_modes import DISTRIBUTED_BACKEND, DEVICEInitMode, FSDPInitMode, get_devtype
+from ._engine.fsdp_bases.sharded_parity import (
     check_sharded_parity,
     get_full_params,
     reduce_scatter_with_assert,
 )
-from .models.fsdp1_models import (
+from ._engine.models.fsdp1_models import (
     AlwaysWrapNestedWrappedModule,
     FSDPTestModel,
     NestedWrappedModule,
     TransformerWithSharedParams,
 )
-from .models.fsdp1_variants import (
+from ._engine.models.fsdp1_variants import (
     DummyDDP,
     MixtureOfExperts,
     ModuleWithDelay,
     NestedWrappedModuleWithDelay,
     NonUniformReqGradNWM,
 )
-from .models.fsdp2_models import MLP, DoubleLinear, MLPStack
-from .models.fsdp_skip_models import NestedLinear, SkipModel, SkipModule
+from ._engine.models.fsdp2_models import MLP, DoubleLinear, MLPStack
+from ._engine.models.fsdp_skip_models import NestedLinear, SkipModel, SkipModule
+from ._engine.process_groups.dummy_process_group import DummyProcessGroup
 
 __all__ = [
     "FSDPTest",

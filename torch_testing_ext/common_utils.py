@@ -8,28 +8,28 @@ import. Definitions live in ``testcase/`` (TestCase, parametrize, temporary path
 
 from __future__ import annotations
 
-from .file_runner.main import load_tests, run_tests
-from .process_groups.ports import (
+from ._engine.process_groups.ports import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
     find_free_port,
     retry_on_connect_failures,
 )
-from .skips import platform_skips
-from .skips.platform_skips import *  # noqa: F403  # the face re-exports exactly platform_skips.__all__
-from .testcase.autograd_checks import (
+from ._engine.runner.main import load_tests, run_tests
+from ._engine.skips import platform_skips
+from ._engine.skips.platform_skips import *  # noqa: F403  # the face re-exports exactly platform_skips.__all__
+from ._engine.testcase.autograd_checks import (
     TEST_WITH_SLOW_GRADCHECK,
     _assertGradAndGradgradChecks,
     dtype2prec_DONTUSE,
     gradcheck,
     gradgradcheck,
 )
-from .testcase.hw_classification import HardwareClassification, filter_by_hw_classification
-from .testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
-from .testcase.serial_mark import serialTest
-from .testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
-from .testcase.tensor_testcase import TestCase
-from .testcase.testing_aids import (
+from ._engine.testcase.hw_classification import HardwareClassification, filter_by_hw_classification
+from ._engine.testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
+from ._engine.testcase.serial_mark import serialTest
+from ._engine.testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
+from ._engine.testcase.tensor_testcase import TestCase
+from ._engine.testcase.testing_aids import (
     NoTest,
     check_leaked_tensors,
     device_sleep,

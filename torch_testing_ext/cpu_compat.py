@@ -26,7 +26,7 @@ from unittest import mock
 import torch
 
 from . import devices
-from ._torch_private import cpu_device_switch_disabled, dynamo_config_value
+from ._engine._torch_private import cpu_device_switch_disabled, dynamo_config_value
 
 __all__ = [
     "compiler_collectives_need_help",

@@ -118,7 +118,7 @@ def _probe() -> DeviceFacts:
     triton = False
     if importlib.util.find_spec("triton") is not None:
         try:
-            from ._torch_private import triton_has_backend
+            from ._engine._torch_private import triton_has_backend
 
             triton = triton_has_backend()
         except Exception:  # a broken triton install is the same as none
@@ -132,7 +132,7 @@ def _probe() -> DeviceFacts:
 
 def _available_privateuse1(torch: Any) -> str | None:
     """The PrivateUse1 backend's name if one is registered (as ``torch.<name>``) and available."""
-    from ._torch_private import privateuse1_backend_name
+    from ._engine._torch_private import privateuse1_backend_name
 
     name = privateuse1_backend_name()
     module = getattr(torch, name, None)

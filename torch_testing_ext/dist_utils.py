@@ -3,6 +3,6 @@ a test method (defined in ``distributed_bases/rpc_fixtures.py``)."""
 
 from __future__ import annotations
 
-from .distributed_bases.rpc_fixtures import dist_init
+from ._engine.distributed_bases.rpc_fixtures import dist_init
 
 __all__ = ["dist_init"]

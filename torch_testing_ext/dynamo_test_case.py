@@ -8,8 +8,8 @@ name) is missing. The definitions live in ``dynamo/dynamo_case.py``.
 
 from __future__ import annotations
 
-from .dynamo.dynamo_case import DynamoTestCase, reset_dynamo
-from .dynamo.dynamo_case import run_tests_if_available as run_tests
+from ._engine.dynamo_bases.dynamo_case import DynamoTestCase, reset_dynamo
+from ._engine.dynamo_bases.dynamo_case import run_tests_if_available as run_tests
 
 __all__ = ["TestCase", "run_tests", "DynamoTestCase", "reset_dynamo"]
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import torch
 
-from ._torch_private import active_ddp_module, get_active_ddp_module, patch_dynamo_config
-from .dynamo.dynamo_case import DynamoTestCase
+from ._engine._torch_private import active_ddp_module, get_active_ddp_module, patch_dynamo_config
+from ._engine.dynamo_bases.dynamo_case import DynamoTestCase
 
 __all__ = ["FakeDDP", "FakeDDPTestCase", "active_ddp_module"]
 

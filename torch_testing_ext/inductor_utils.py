@@ -9,8 +9,8 @@ device type is CUDA, which is what upstream's Inductor form asks of ``self.devic
 from __future__ import annotations
 
 from . import devices
-from .device_type.device_skips import skipCUDAIf
-from .skips.inductor_skips import (
+from ._engine.skips.device_skips import skipCUDAIf
+from ._engine.skips.inductor_skips import (
     CPU_INDUCTOR_SKIP_REASON,
     GPU_INDUCTOR_SKIP_REASON,
     inductor_backend_skip_reason,

@@ -6,6 +6,6 @@ import. The definition lives in ``dynamo/logging_case.py``.
 
 from __future__ import annotations
 
-from .dynamo.logging_case import LoggingTestCase
+from ._engine.dynamo_bases.logging_case import LoggingTestCase
 
 __all__ = ["LoggingTestCase"]

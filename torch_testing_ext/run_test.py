@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .driver.cli import main as _main
+from ._engine.driver.cli import main as _main
 
 __all__ = ["main", "console_main"]
 

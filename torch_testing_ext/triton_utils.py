@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import devices
-from .ranks.skip_checks import skip_if
+from ._engine.skips.skip_checks import skip_if
 
 __all__ = ["requires_cuda_and_triton", "requires_gpu"]
 

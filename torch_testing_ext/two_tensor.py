@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .models.two_tensor_subclass import TwoTensor
+from ._engine.models.two_tensor_subclass import TwoTensor
 
 __all__ = ["TwoTensor"]

@@ -49,6 +49,8 @@ from torch.nn.attention.flex_attention import flex_attention
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.models.hf_bert import hf_bert_config, hf_bert_size
+from torch_testing_ext._engine.skips.skip_checks import skip_if
 from torch_testing_ext.common_cuda import (
     PLATFORM_SUPPORTS_FLASH_ATTENTION,
     PLATFORM_SUPPORTS_MEM_EFF_ATTENTION,
@@ -69,8 +71,6 @@ from torch_testing_ext.inductor_utils import (
     HAS_GPU,
     requires_inductor_backend,
 )
-from torch_testing_ext.models.hf_bert import hf_bert_config, hf_bert_size
-from torch_testing_ext.ranks.skip_checks import skip_if
 from torch_testing_ext.triton_utils import requires_cuda_and_triton
 
 log = logging.getLogger(__name__)
@@ -287,7 +287,7 @@ def get_custom_model(device):
 def get_hf_bert(rank):
     """A Hugging Face BERT for masked LM, built from a config, and a batch with labels.
 
-    The size is the harness's choice (``torch_testing_ext.models.hf_bert``): upstream's
+    The size is the harness's choice (``torch_testing_ext._engine.models.hf_bert``): upstream's
     ``BertConfig()`` with 4 x 512 tokens on accelerators, a smaller BERT on a CPU-only machine.
     """
     try:

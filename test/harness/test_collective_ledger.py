@@ -19,12 +19,12 @@ import tempfile
 import unittest
 from unittest import mock
 
+from torch_testing_ext._engine.ledger.collective_ledger import Call, Ledger, LedgerLog, ledger_files, read_ledger_file
+from torch_testing_ext._engine.ledger.ledger_report import divergence_report, first_divergence
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.worlds.outcomes import RankOutcome, combine
 from torch_testing_ext.collectives import inject_fault
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks.collective_ledger import Call, Ledger, LedgerLog, ledger_files, read_ledger_file
-from torch_testing_ext.ranks.ledger_report import divergence_report, first_divergence
-from torch_testing_ext.ranks.outcomes import RankOutcome, combine
-from torch_testing_ext.reporting.status import Status
 
 from fixtures import ledger_cases
 from fixtures.pytest_runs import PytestRun, failure_section
@@ -183,7 +183,8 @@ class TestLedgerData(TestCase):
         self.assertEqual([(c.group, c.seq) for c in read.calls[-2:]], [("0", made // 2), ("1", made // 2)])
 
     def test_nothing_is_recorded_when_the_setting_is_off(self):
-        from torch_testing_ext.collectives import current_calls, recording
+        from torch_testing_ext._engine.ledger import recording
+        from torch_testing_ext.collectives import current_calls
 
         with mock.patch.dict(os.environ, {"TORCH_TESTING_EXT_COLLECTIVES": "off"}):
             self.assertIsNone(recording.begin(0))
@@ -196,7 +197,7 @@ class TestLedgerData(TestCase):
     def test_reduce_ops_are_named_alike_however_they_are_given(self):
         import torch.distributed as dist
 
-        from torch_testing_ext.collectives.recording import _describe_reduce_op, _reduce_op_key
+        from torch_testing_ext._engine.ledger.recording import _describe_reduce_op, _reduce_op_key
 
         # The enum, a ReduceOp object of it, functional collectives' string: one name; a premul
         # sum by its factor (ReduceOp objects all compare equal, whatever their factor).
@@ -207,7 +208,7 @@ class TestLedgerData(TestCase):
         self.assertTrue(_describe_reduce_op(halves).startswith("PREMUL_SUM"), _describe_reduce_op(halves))
 
     def test_a_group_c10d_does_not_know_is_named_by_its_type(self):
-        from torch_testing_ext.collectives.recording import Recorder
+        from torch_testing_ext._engine.ledger.recording import Recorder
 
         class Backend:  # old code passes a bare backend as the group of an object collective
             pass

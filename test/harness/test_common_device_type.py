@@ -9,6 +9,8 @@ from unittest import mock
 import torch
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.device_type import device_bases, device_instantiation
+from torch_testing_ext._engine.fresh import supervisor
 from torch_testing_ext.common_device_type import (
     deviceCountAtLeast,
     dtypes,
@@ -20,8 +22,6 @@ from torch_testing_ext.common_device_type import (
 )
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import TestCase, decorateIf, parametrize, run_tests, subtest
-from torch_testing_ext.device_type import device_bases, device_instantiation
-from torch_testing_ext.fresh_ranks import supervisor
 
 from fixtures.fake_devices import pretend_accelerator, pretend_facts
 
@@ -126,7 +126,7 @@ class TestInstantiation(TestCase):
 
     def test_privateuse1_fact(self):
         fake_torch = types.SimpleNamespace(openreg=types.SimpleNamespace(is_available=lambda: True))
-        with mock.patch("torch_testing_ext._torch_private.privateuse1_backend_name", return_value="openreg"):
+        with mock.patch("torch_testing_ext._engine._torch_private.privateuse1_backend_name", return_value="openreg"):
             self.assertEqual(devices._available_privateuse1(fake_torch), "openreg")
             fake_torch.openreg.is_available = lambda: False
             self.assertIsNone(devices._available_privateuse1(fake_torch))

@@ -14,6 +14,9 @@ import torch
 import torch.distributed as dist
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.fresh import supervisor
+from torch_testing_ext._engine.skips import distributed_skips
+from torch_testing_ext._engine.skips.skip_checks import pending_skip
 from torch_testing_ext.common_distributed import (
     DistributedTestBase,
     MultiProcessTestCase,
@@ -32,9 +35,6 @@ from torch_testing_ext.common_distributed import (
     with_dist_debug_levels,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks import supervisor
-from torch_testing_ext.ranks.skip_checks import pending_skip
-from torch_testing_ext.skips import distributed_skips
 
 from fixtures import distributed_ranks, rank_hooks
 from fixtures.fake_devices import pretend_accelerator

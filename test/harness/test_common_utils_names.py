@@ -16,6 +16,8 @@ from unittest import mock
 import torch
 
 from torch_testing_ext import common_utils, devices
+from torch_testing_ext._engine.process_groups import ports
+from torch_testing_ext._engine.skips import platform_skips
 from torch_testing_ext.common_utils import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
@@ -44,8 +46,6 @@ from torch_testing_ext.common_utils import (
     xfailIf,
     xfailIfTorchDynamo,
 )
-from torch_testing_ext.process_groups import ports
-from torch_testing_ext.skips import platform_skips
 
 from fixtures.runs import checkout_env, run_case
 
@@ -206,8 +206,8 @@ class TestSkipDecorators(TestCase):
         self.assertEqual(run_case(Cases, "test_never").skipped, [])
 
     def test_skips_are_decided_before_ranks_start(self):
+        from torch_testing_ext._engine.fresh import supervisor
         from torch_testing_ext.common_distributed import MultiProcessTestCase
-        from torch_testing_ext.fresh_ranks import supervisor
 
         class Cases(MultiProcessTestCase):
             world_size = 2

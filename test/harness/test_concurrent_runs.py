@@ -22,8 +22,8 @@ import re
 import tempfile
 import unittest
 
+from torch_testing_ext._engine.process_tree.marked_run import MarkedRun, watch_all
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "rendezvous_cases.py")
 LONG_TMPDIR = 100  # characters: "<TMPDIR>/torch_testing_ext-XXXXXXXX/mp-XXXXXXXX/listener-XXXXXXXX" > 107

@@ -18,11 +18,11 @@ import unittest
 import warnings
 from unittest import mock
 
+from torch_testing_ext._engine.fresh import fork_server
+from torch_testing_ext._engine.fresh.leftovers import LeftoverProcessWarning
+from torch_testing_ext._engine.process_tree.linux_prctl import become_subreaper
+from torch_testing_ext._engine.process_tree.marked_run import MarkedRun
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks import fork_server
-from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
-from torch_testing_ext.process_tree.linux_prctl import become_subreaper
-from torch_testing_ext.process_tree.marked_run import MarkedRun
 
 from fixtures.process_checks import below_the_server, wait_until
 from fixtures.procfs import alive

@@ -13,7 +13,7 @@ import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 
-from torch_testing_ext._torch_private import live_process_groups
+from torch_testing_ext._engine._torch_private import live_process_groups
 from torch_testing_ext.common_fsdp import FSDPTestContinuous
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.distributed._tensor.common_dtensor import DTensorContinuousTestBase

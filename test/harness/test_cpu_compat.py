@@ -20,6 +20,7 @@ from torch._dynamo.device_interface import CpuInterface
 from torch._dynamo.testing import CompileCounter
 
 from torch_testing_ext import cpu_compat, devices
+from torch_testing_ext._engine.skips.skip_checks import skip_if
 from torch_testing_ext.common_distributed import (
     MultiProcessTestCase,
     dynamo_dist_per_rank_init,
@@ -28,7 +29,6 @@ from torch_testing_ext.common_distributed import (
     requires_gloo,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks.skip_checks import skip_if
 
 from fixtures.fake_devices import pretend_accelerator
 

@@ -11,10 +11,10 @@ import unittest
 import torch
 import torch.distributed as dist
 
+from torch_testing_ext._engine.fresh import fork_server
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.distributed.checkpoint_utils import Rot13Example, get_test_extension_registry, with_temp_dir
 from torch_testing_ext.distributed.fake_pg import FakeStore
-from torch_testing_ext.fresh_ranks import fork_server
 
 from fixtures import distributed_ranks, rank_hooks
 from fixtures.runs import checkout_env

@@ -30,9 +30,9 @@ import tempfile
 import venv
 from pathlib import Path
 
+from torch_testing_ext._engine.driver.file_reports import read_outcomes
+from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.file_reports import read_outcomes
-from torch_testing_ext.reporting.status import Status
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "downstream"

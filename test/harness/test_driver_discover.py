@@ -3,8 +3,7 @@
 import tempfile
 from pathlib import Path
 
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.discover import (
+from torch_testing_ext._engine.driver.discover import (
     NoTestsError,
     SelectionError,
     discover_tests,
@@ -12,6 +11,7 @@ from torch_testing_ext.driver.discover import (
     is_distributed,
     select_tests,
 )
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 FILES = [
     "test_top.py",

@@ -13,14 +13,14 @@ import time
 from pathlib import Path
 from unittest import mock
 
+from torch_testing_ext._engine.driver import execute
+from torch_testing_ext._engine.driver.execute import MAX_RERUN_TESTS, Executor, RunSettings
+from torch_testing_ext._engine.driver.plan import PlanEntry
+from torch_testing_ext._engine.driver.runners import FileKind
+from torch_testing_ext._engine.reporting.junit_xml import CaseRecord
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.runner.recording_result import write_junit_xml
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver import execute
-from torch_testing_ext.driver.execute import MAX_RERUN_TESTS, Executor, RunSettings
-from torch_testing_ext.driver.plan import PlanEntry
-from torch_testing_ext.driver.runners import FileKind
-from torch_testing_ext.file_runner.recording_result import write_junit_xml
-from torch_testing_ext.reporting.junit_xml import CaseRecord
-from torch_testing_ext.reporting.status import Status
 
 
 @dataclasses.dataclass

@@ -24,24 +24,24 @@ PACKAGE = REPO / "torch_testing_ext"
 
 def driver_order():
     """The driver's modules in the order its package docstring lists them."""
-    doc = ast.get_docstring(ast.parse((PACKAGE / "driver" / "__init__.py").read_text()))
+    doc = ast.get_docstring(ast.parse((PACKAGE / "_engine" / "driver" / "__init__.py").read_text()))
     return [line.split("``")[1] for line in doc.splitlines() if line.startswith("- ``")]
 
 
 class TestImportGraph(TestCase):
     def test_package_has_no_import_cycle(self):
         graph = import_graph(PACKAGE)
-        self.assertIn("torch_testing_ext.driver.usage", graph["torch_testing_ext.driver.cli"])
+        self.assertIn("torch_testing_ext._engine.driver.usage", graph["torch_testing_ext._engine.driver.cli"])
         cycle = find_cycle(graph)
         if cycle:
             self.fail("import cycle: " + " -> ".join(cycle))
 
     def test_driver_modules_import_only_modules_listed_above_them(self):
         order = driver_order()
-        prefix = "torch_testing_ext.driver."
+        prefix = "torch_testing_ext._engine.driver."
         graph = import_graph(PACKAGE)
         listed = sorted(name[len(prefix):] for name in graph if name.startswith(prefix))
-        self.assertEqual(sorted(order), listed, "driver/__init__.py must list every module")
+        self.assertEqual(sorted(order), listed, "_engine/driver/__init__.py must list every module")
         for position, module in enumerate(order):
             for imported in sorted(graph[prefix + module]):
                 if imported.startswith(prefix):
@@ -133,10 +133,10 @@ DRIVER_RUN = """
 import contextlib, io, json, sys
 from pathlib import Path
 
-from torch_testing_ext.driver import cli, report
-from torch_testing_ext.driver.plan import PlanEntry
-from torch_testing_ext.driver.results import Attempt, EntryResult
-from torch_testing_ext.reporting.status import Status
+from torch_testing_ext._engine.driver import cli, report
+from torch_testing_ext._engine.driver.plan import PlanEntry
+from torch_testing_ext._engine.driver.results import Attempt, EntryResult
+from torch_testing_ext._engine.reporting.status import Status
 
 root = Path(sys.argv[1])
 
@@ -165,9 +165,9 @@ class TestDriverWithoutTorch(TestCase):
         return json.loads(result.stdout.splitlines()[-1])
 
     def test_importing_the_driver_package_imports_none_of_its_modules(self):
-        loaded = self.python("import json, sys, torch_testing_ext.driver\n"
+        loaded = self.python("import json, sys, torch_testing_ext._engine.driver\n"
                              "print(json.dumps(sorted(sys.modules)))")
-        self.assertEqual([m for m in loaded if m.startswith("torch_testing_ext.driver.")], [])
+        self.assertEqual([m for m in loaded if m.startswith("torch_testing_ext._engine.driver.")], [])
 
     def test_planning_running_and_updating_times_import_no_torch(self):
         with tempfile.TemporaryDirectory(prefix="driver-no-torch-") as temp:

@@ -1,17 +1,17 @@
-"""The shard planner (torch_testing_ext.driver.plan): a pure function, tested on synthetic times."""
+"""The shard planner (torch_testing_ext._engine.driver.plan): a pure function, tested on synthetic times."""
 
 import random
 from collections import Counter
 
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.plan import (
+from torch_testing_ext._engine.driver.plan import (
     MIN_SPLIT_SECONDS,
     PlanEntry,
     files_to_split,
     plan_shards,
     split_threshold,
 )
-from torch_testing_ext.driver.times import RecordedTimes
+from torch_testing_ext._engine.driver.times import RecordedTimes
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 NAMES = [f"test_f{i:02d}" for i in range(20)] + [f"distributed/test_d{i}" for i in range(5)]
 

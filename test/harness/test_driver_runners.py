@@ -1,6 +1,6 @@
 """How the driver runs a test file: ``python FILE`` for run_tests() scripts, pytest otherwise.
 
-Pure tests of ``torch_testing_ext.driver.runners`` (no process starts); the driver running both
+Pure tests of ``torch_testing_ext._engine.driver.runners`` (no process starts); the driver running both
 kinds end to end is in test_driver_paths.py.
 """
 
@@ -8,8 +8,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.runners import (
+from torch_testing_ext._engine.driver.runners import (
     FileKind,
     TestArgs,
     file_kind,
@@ -17,6 +16,7 @@ from torch_testing_ext.driver.runners import (
     run_command,
     shown_command,
 )
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 
 class TestFileKind(TestCase):

@@ -14,11 +14,11 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from torch_testing_ext._engine.driver.plan import PlanEntry
+from torch_testing_ext._engine.driver.report import shown_output, summary_text
+from torch_testing_ext._engine.driver.results import Attempt, CaseOutcome, EntryResult
+from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.plan import PlanEntry
-from torch_testing_ext.driver.report import shown_output, summary_text
-from torch_testing_ext.driver.results import Attempt, CaseOutcome, EntryResult
-from torch_testing_ext.reporting.status import Status
 
 from fixtures.runs import checkout_env
 

@@ -5,24 +5,24 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.file_reports import (
+from torch_testing_ext._engine.driver.file_reports import (
     JUnitError,
     read_file_runs,
     read_outcomes,
     write_file_report,
 )
-from torch_testing_ext.driver.measure import measure_runs
-from torch_testing_ext.driver.plan import PlanEntry
-from torch_testing_ext.driver.results import Attempt, CaseOutcome, EntryResult, FileRun
-from torch_testing_ext.driver.times import (
+from torch_testing_ext._engine.driver.measure import measure_runs
+from torch_testing_ext._engine.driver.plan import PlanEntry
+from torch_testing_ext._engine.driver.results import Attempt, CaseOutcome, EntryResult, FileRun
+from torch_testing_ext._engine.driver.times import (
     RecordedTimes,
     TimesFileError,
     load_times,
     merge_times,
     save_times,
 )
-from torch_testing_ext.reporting.status import Status
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 
 class TempDirTestCase(TestCase):

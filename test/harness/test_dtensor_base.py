@@ -12,6 +12,9 @@ from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distrib
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.dtensor_bases.dtensor_facts import default_world_size, mesh_device_type
+from torch_testing_ext._engine.dtensor_bases.dtensor_test_base import init_dtensor_group
+from torch_testing_ext._engine.dtensor_bases.local_tensor_cases import HAS_LOCAL_TENSOR
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.distributed._tensor.common_dtensor import (
     DEVICE_TYPE,
@@ -34,9 +37,6 @@ from torch_testing_ext.distributed._tensor.common_dtensor import (
     with_comms,
 )
 from torch_testing_ext.distributed.fake_pg import FakeStore
-from torch_testing_ext.dtensor_bases.dtensor_facts import default_world_size, mesh_device_type
-from torch_testing_ext.dtensor_bases.dtensor_test_base import init_dtensor_group
-from torch_testing_ext.dtensor_bases.local_tensor_cases import HAS_LOCAL_TENSOR
 
 from fixtures import dtensor_ranks
 from fixtures.fake_devices import pretend_accelerator

@@ -18,11 +18,11 @@ from unittest import mock
 
 import torch
 
-from torch_testing_ext._torch_private import forkserver_process
+from torch_testing_ext._engine._torch_private import forkserver_process
+from torch_testing_ext._engine.fresh import fork_server
+from torch_testing_ext._engine.fresh.rank_process import share_cpus
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks import fork_server
-from torch_testing_ext.fresh_ranks.rank_process import share_cpus
 
 from fixtures import world_cases
 from fixtures.process_checks import wait_until

@@ -20,12 +20,14 @@ import torch.nn as nn
 from torch.distributed.fsdp import CPUOffloadPolicy, FullyShardedDataParallel, fully_shard
 
 from torch_testing_ext import devices
-from torch_testing_ext._torch_private import (
+from torch_testing_ext._engine._torch_private import (
     fsdp_param_group_class,
     fsdp_param_group_module,
     fsdp_post_backward_function_class,
     inductor_config,
 )
+from torch_testing_ext._engine.fsdp_bases import compiled_fsdp
+from torch_testing_ext._engine.fsdp_bases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
 from torch_testing_ext.common_distributed import init_single_process_group
 from torch_testing_ext.common_fsdp import (
     MLP,
@@ -52,8 +54,6 @@ from torch_testing_ext.common_fsdp import (
     requires_pinned_memory,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fsdp_bases import compiled_fsdp
-from torch_testing_ext.fsdp_bases.fsdp_cpu_limits import PIN_MEMORY_ERRORS, PINNED_MEMORY_SKIP_REASON
 
 from fixtures.fake_devices import pretend_accelerator
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks

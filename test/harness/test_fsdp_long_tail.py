@@ -22,6 +22,7 @@ from torch.distributed.fsdp.sharded_grad_scaler import ShardedGradScaler
 from torch.distributed.fsdp.wrap import enable_wrap
 
 from torch_testing_ext import common_fsdp, devices
+from torch_testing_ext._engine.models import fsdp1_variants
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_fsdp import (
     MLP,
@@ -62,7 +63,6 @@ from torch_testing_ext.distributed.distributed_utils import (
 from torch_testing_ext.distributed.rpc.faulty_rpc_agent_test_fixture import FaultyRpcAgentTestFixture
 from torch_testing_ext.distributed.rpc.rpc_agent_test_fixture import RpcAgentTestFixture
 from torch_testing_ext.distributed.rpc.tensorpipe_rpc_agent_test_fixture import TensorPipeRpcAgentTestFixture
-from torch_testing_ext.models import fsdp1_variants
 
 DEVICE = devices.device_type()
 

@@ -15,9 +15,9 @@ import torch.distributed as dist
 from torch.distributed.fsdp import fully_shard
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.fsdp_bases import fsdp_thread_case
 from torch_testing_ext.common_fsdp import FSDPTestMultiThread, MLPStack
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fsdp_bases import fsdp_thread_case
 
 from fixtures import fsdp_thread_cases
 from fixtures.fsdp_shared_checks import RunSubtestsChecks, TrainParityChecks

@@ -35,7 +35,7 @@ modules = [m.name for m in pkgutil.walk_packages(torch_testing_ext.__path__, 'to
 assert 'torch_testing_ext.common_distributed' in modules and len(modules) > 30, modules
 for name in modules:
     importlib.import_module(name)
-from torch_testing_ext.skips.distributed_skips import transformers_import_error
+from torch_testing_ext._engine.skips.distributed_skips import transformers_import_error
 assert transformers_import_error(), 'transformers should look missing'
 bad = [m for m in sys.modules if m in ('torch.testing._internal.common_utils',
                                        'torch.testing._internal.common_distributed')]

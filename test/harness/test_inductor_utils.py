@@ -6,13 +6,13 @@ import unittest
 from unittest import mock
 
 from torch_testing_ext import common_device_type, devices, inductor_utils, triton_utils
+from torch_testing_ext._engine.skips.skip_checks import pending_skip
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.inductor_utils import (
     CPU_INDUCTOR_SKIP_REASON,
     GPU_INDUCTOR_SKIP_REASON,
     inductor_backend_skip_reason,
 )
-from torch_testing_ext.ranks.skip_checks import pending_skip
 
 from fixtures import inprocess_cases
 from fixtures.fake_devices import changed_facts, pretend_facts

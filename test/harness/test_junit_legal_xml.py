@@ -23,11 +23,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
+from torch_testing_ext._engine.driver.file_reports import read_outcomes
+from torch_testing_ext._engine.reporting.junit_xml import xml_text
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.testcase.tensor_testcase import current_seed, set_default_seed
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.file_reports import read_outcomes
-from torch_testing_ext.reporting.junit_xml import xml_text
-from torch_testing_ext.reporting.status import Status
-from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
 
 from fixtures import garbled_rank, illegal_junit_writer
 from fixtures.runs import checkout_env, driver_main

@@ -26,18 +26,17 @@ from unittest import mock
 
 import torch.distributed as dist
 
+from torch_testing_ext._engine.launched import launched_run, launcher_env
+from torch_testing_ext._engine.launched.launched_reports import rank_report_path, summary_stream
+from torch_testing_ext._engine.launched.launcher_env import LaunchedRank, launched_rank
+from torch_testing_ext._engine.launched.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
+from torch_testing_ext._engine.process_groups.ports import find_free_port
+from torch_testing_ext._engine.process_tree.marked_run import MarkedRun, watch_all
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.worlds.outcomes import RankOutcome, combine
+from torch_testing_ext._engine.worlds.rank_facts import RankFacts, enter_rank, leave_rank, rank_device_index
+from torch_testing_ext._engine.worlds.settings import SettingError
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.launcher import launched_run
-from torch_testing_ext.launcher.outcome_exchange import OutcomeExchange, decode_outcome, encode_outcome
-from torch_testing_ext.process_groups.ports import find_free_port
-from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
-from torch_testing_ext.ranks import launcher_env
-from torch_testing_ext.ranks.launched_reports import rank_report_path, summary_stream
-from torch_testing_ext.ranks.launcher_env import LaunchedRank, launched_rank
-from torch_testing_ext.ranks.outcomes import RankOutcome, combine
-from torch_testing_ext.ranks.rank_facts import RankFacts, enter_rank, leave_rank, rank_device_index
-from torch_testing_ext.ranks.settings import SettingError
-from torch_testing_ext.reporting.status import Status
 
 from fixtures import launched_cases
 

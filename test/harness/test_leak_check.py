@@ -1,4 +1,4 @@
-"""Self-tests of what a kept rank checks after each test (``kept_ranks.leak_check``,
+"""Self-tests of what a kept rank checks after each test (``kept.leak_check``,
 ``global_state``, ``mesh_groups``).
 
 In process: each setting is read, a change is named from what to what, what this torch cannot
@@ -21,13 +21,13 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 
-from torch_testing_ext._torch_private import clear_dtensor_caches, live_process_groups
+from torch_testing_ext._engine._torch_private import clear_dtensor_caches, live_process_groups
+from torch_testing_ext._engine.kept import global_state
+from torch_testing_ext._engine.kept.global_state import GlobalState
+from torch_testing_ext._engine.kept.leak_check import RankState, find_leaks
+from torch_testing_ext._engine.kept.mesh_groups import release_mesh_groups
+from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.kept_ranks import global_state
-from torch_testing_ext.kept_ranks.global_state import GlobalState
-from torch_testing_ext.kept_ranks.leak_check import RankState, find_leaks
-from torch_testing_ext.kept_ranks.mesh_groups import release_mesh_groups
-from torch_testing_ext.reporting.status import Status
 
 from fixtures.pytest_runs import PytestRun, failure_section
 from fixtures.runs import assert_outcomes, run_file

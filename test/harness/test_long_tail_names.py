@@ -24,7 +24,14 @@ from torch import nn
 from torch.autograd.gradcheck import GradcheckError
 
 from torch_testing_ext import common_cuda, common_device_type, common_distributed, common_utils, devices
-from torch_testing_ext._torch_private import dynamo_config_value
+from torch_testing_ext._engine._torch_private import dynamo_config_value
+from torch_testing_ext._engine.device_type import capabilities, float8_types
+from torch_testing_ext._engine.fresh import supervisor
+from torch_testing_ext._engine.process_groups import tcp_store
+from torch_testing_ext._engine.skips import distributed_skips, platform_skips
+from torch_testing_ext._engine.skips.device_skips import OPS_UNAVAILABLE
+from torch_testing_ext._engine.skips.skip_checks import pending_skip
+from torch_testing_ext._engine.testcase import testing_aids
 from torch_testing_ext.common_device_type import (
     Capability,
     CPUTestBase,
@@ -79,14 +86,7 @@ from torch_testing_ext.common_utils import (
     suppress_warnings,
     wrapSwapTensorsTest,
 )
-from torch_testing_ext.device_type import capabilities, float8_types
-from torch_testing_ext.device_type.device_skips import OPS_UNAVAILABLE
-from torch_testing_ext.fresh_ranks import supervisor
 from torch_testing_ext.logging_utils import LoggingTestCase
-from torch_testing_ext.process_groups import tcp_store
-from torch_testing_ext.ranks.skip_checks import pending_skip
-from torch_testing_ext.skips import distributed_skips, platform_skips
-from torch_testing_ext.testcase import testing_aids
 
 from fixtures.fake_devices import pretend_accelerator, pretend_facts
 from fixtures.runs import checkout_env, run_case

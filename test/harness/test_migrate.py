@@ -25,9 +25,9 @@ import tokenize
 import unittest
 from unittest import mock
 
+from torch_testing_ext._engine.migrate import migrate_cli, source_files
+from torch_testing_ext._engine.migrate.cst_nodes import cst
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.migrate import migrate_cli, source_files
-from torch_testing_ext.migrate.cst_nodes import cst
 
 from fixtures.runs import checkout_env
 

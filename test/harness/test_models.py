@@ -1,12 +1,12 @@
-"""Self-tests of ``torch_testing_ext.models.hf_bert``: the BERT size follows the device facts."""
+"""Self-tests of ``torch_testing_ext._engine.models.hf_bert``: the BERT size follows the device facts."""
 
 import importlib.util
 import os
 import unittest
 from unittest import mock
 
+from torch_testing_ext._engine.models import hf_bert as models
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.models import hf_bert as models
 
 from fixtures.fake_devices import pretend_accelerator
 

@@ -13,8 +13,8 @@ import shutil
 import tempfile
 from unittest import mock
 
+from torch_testing_ext._engine.fresh import fork_server
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks import fork_server
 
 from fixtures import rank_faults
 from fixtures.process_checks import wait_until

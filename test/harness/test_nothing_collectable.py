@@ -1,6 +1,6 @@
 """No public function or class of the package is one pytest would collect as a test.
 
-A test module that imports such a name (``from torch_testing_ext.driver.runners import
+A test module that imports such a name (``from torch_testing_ext._engine.driver.runners import
 test_command``) makes pytest collect it as a test of its own: ``fixture 'python' not found``.
 pytest's default patterns collect module-level functions named ``test*`` and classes named
 ``Test*``, unless they say ``__test__ = False``. unittest.TestCase subclasses (``TestCase``

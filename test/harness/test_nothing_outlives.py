@@ -26,12 +26,12 @@ import warnings
 from pathlib import Path
 from unittest import mock
 
+from torch_testing_ext._engine.driver.file_reports import read_outcomes
+from torch_testing_ext._engine.fresh.leftovers import LeftoverProcessWarning
+from torch_testing_ext._engine.process_tree.linux_prctl import become_subreaper
+from torch_testing_ext._engine.process_tree.marked_run import MarkedRun, watch_all
+from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.file_reports import read_outcomes
-from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
-from torch_testing_ext.process_tree.linux_prctl import become_subreaper
-from torch_testing_ext.process_tree.marked_run import MarkedRun, watch_all
-from torch_testing_ext.reporting.status import Status
 
 from fixtures import lingering
 from fixtures.process_checks import below_the_server, wait_until

@@ -129,8 +129,8 @@ class TestSubtest(TestCase):
     def test_a_subtest_skip_is_decided_before_ranks_start(self):
         from unittest import mock
 
+        from torch_testing_ext._engine.fresh import supervisor
         from torch_testing_ext.common_distributed import MultiProcessTestCase, requires_world_size
-        from torch_testing_ext.fresh_ranks import supervisor
 
         @instantiate_parametrized_tests
         class Cases(MultiProcessTestCase):

@@ -8,13 +8,13 @@ import sys
 import time
 import unittest
 
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.process_tree.proc_table import (
+from torch_testing_ext._engine.process_tree.proc_table import (
     command_line,
     descendants,
     is_exiting,
     process_table,
 )
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 HAS_PROC = os.path.isdir("/proc/self")
 

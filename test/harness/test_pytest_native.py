@@ -29,14 +29,14 @@ from pathlib import Path
 
 import pytest
 
+from torch_testing_ext._engine.pytest_native.pytest_worlds import rank_facts_for
+from torch_testing_ext._engine.pytest_native.rank_session import session_options
+from torch_testing_ext._engine.pytest_native.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
+from torch_testing_ext._engine.reporting.stack_dumps import is_harness_file
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.worlds.interrupts import InterruptWatch, Terminated
+from torch_testing_ext._engine.worlds.outcomes import RankOutcome, combine, outcome_of
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.pytest_plugin.pytest_worlds import rank_facts_for
-from torch_testing_ext.pytest_plugin.rank_session import session_options
-from torch_testing_ext.pytest_plugin.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
-from torch_testing_ext.ranks.interrupts import InterruptWatch, Terminated
-from torch_testing_ext.ranks.outcomes import RankOutcome, combine, outcome_of
-from torch_testing_ext.reporting.stack_dumps import is_harness_file
-from torch_testing_ext.reporting.status import Status
 
 from fixtures.fake_devices import pretend_accelerator
 from fixtures.pytest_runs import PytestRun, failure_section, summary_lines
@@ -206,7 +206,7 @@ def test_passes_at_the_end(rank):
 # A plugin of the ranks' sessions (a conftest) that interrupts rank 1's session outside the
 # test's phases, before and after the test: its protocol never completes.
 STOPPING_CONFTEST = '''
-from torch_testing_ext.ranks.rank_facts import current_rank_facts
+from torch_testing_ext._engine.worlds.rank_facts import current_rank_facts
 
 def _on_rank_1(nodeid, name):
     facts = current_rank_facts()
@@ -230,7 +230,7 @@ def leaving_source(ranks):
 
 def left_with(file_name, fixtures=True):
     """{test of LEAVING: ``rank 1 left the test with <how> at <file:line>``}, the words of
-    ranks.outcomes, for LEAVING written as ``file_name`` (``fixtures``: its fixtures' tests too)."""
+    worlds.outcomes, for LEAVING written as ``file_name`` (``fixtures``: its fixtures' tests too)."""
     def at(text, nth=1):
         return f"at {file_name}:{line_of(LEAVING, text, nth)}"
 
@@ -565,7 +565,7 @@ class TestThreadRanks(PytestNativeRun):
 class TestLeavingTheTest(PytestNativeRun):
     """A rank passes only when its test returned (or skipped), on fresh, kept and thread ranks:
     leaving it by KeyboardInterrupt, pytest.exit() or sys.exit(0), in its body or its fixtures,
-    fails the test in ranks.outcomes' words; a rank session stopped outside the test's phases
+    fails the test in worlds.outcomes' words; a rank session stopped outside the test's phases
     never passes. Read from pytest's own verdict: exit status, summary lines, JUnit XML."""
 
     files = {"conftest.py": STOPPING_CONFTEST,
@@ -705,7 +705,7 @@ class TestClosedStreams(PytestNativeRun):
 
 REUSED_DESCRIPTOR = """
 import os, sys
-from torch_testing_ext.pytest_plugin.rank_streams import reopen_closed_streams
+from torch_testing_ext._engine.pytest_native.rank_streams import reopen_closed_streams
 log = open(sys.argv[1], "a", buffering=1)
 os.dup2(log.fileno(), 1)
 os.close(1)

@@ -23,12 +23,12 @@ from unittest import mock
 
 import pytest
 
+from torch_testing_ext._engine.launched import launcher_env
+from torch_testing_ext._engine.pytest_native.rank_failure_report import rank_failure_longrepr
+from torch_testing_ext._engine.worlds.outcomes import RanksDidNotPass, raise_verdict
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.launcher import pytest_ranks
 from torch_testing_ext.pytest_plugin import plugin
-from torch_testing_ext.pytest_plugin.rank_failure_report import rank_failure_longrepr
-from torch_testing_ext.ranks import launcher_env
-from torch_testing_ext.ranks.outcomes import RanksDidNotPass, raise_verdict
 
 from fixtures import pytest_verdicts
 from fixtures.pytest_runs import PytestRun, failure_section, summary_lines

@@ -2,8 +2,8 @@
 rank reads through its properties, and tracebacks that start at the user's frame."""
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.worlds.rank_facts import current_rank_facts
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks.rank_facts import current_rank_facts
 
 from fixtures import rank_hooks
 from fixtures.runs import run_case

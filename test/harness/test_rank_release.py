@@ -8,8 +8,8 @@ pairwise full-mesh connection, and that peer failed with "Connection closed by p
 import unittest
 from unittest import mock
 
+from torch_testing_ext._engine.fresh import supervisor
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks import supervisor
 
 from fixtures import inprocess_cases
 

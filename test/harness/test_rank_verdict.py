@@ -6,8 +6,9 @@ import unittest
 
 import pytest
 
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks.outcomes import (
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.skips.skip_codes import TEST_SKIPS
+from torch_testing_ext._engine.worlds.outcomes import (
     RankError,
     RankFailure,
     RankOutcome,
@@ -16,8 +17,7 @@ from torch_testing_ext.ranks.outcomes import (
     outcome_of,
     raise_verdict,
 )
-from torch_testing_ext.ranks.skip_codes import TEST_SKIPS
-from torch_testing_ext.reporting.status import Status
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 
 def failed_with(rank, error):

@@ -16,9 +16,9 @@ import types
 import xml.etree.ElementTree as ET
 from unittest import mock
 
+from torch_testing_ext._engine.runner import main as file_runner_main
+from torch_testing_ext._engine.testcase.tensor_testcase import current_seed, set_default_seed
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.file_runner import main as file_runner_main
-from torch_testing_ext.testcase.tensor_testcase import current_seed, set_default_seed
 
 from fixtures import simple_cases
 from fixtures.runs import assert_outcomes, run_file

@@ -10,8 +10,8 @@ skips skips whatever its world size. One subprocess test shows the contract of a
 import os
 from unittest import mock
 
+from torch_testing_ext._engine.worlds import settings
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks import settings
 
 from fixtures import bad_settings
 from fixtures.runs import assert_outcomes, run_case, run_file

@@ -14,6 +14,8 @@ from torch.distributed._shard.sharding_plan import ShardingPlan
 from torch.distributed._shard.sharding_spec import ChunkShardingSpec, EnumerableShardingSpec
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.sharded_tensor_bases import sharded_test_base
+from torch_testing_ext._engine.sharded_tensor_bases.spec_makers import chunk_sizes
 from torch_testing_ext.common_utils import TestCase, run_tests
 from torch_testing_ext.distributed._shard.sharded_tensor import (
     TEST_GPU_NUM,
@@ -35,8 +37,6 @@ from torch_testing_ext.distributed._shard.sharded_tensor._test_st_common import 
     _chunk_sharding_specs_list_for_test,
 )
 from torch_testing_ext.distributed._shard.test_common import SimpleMegatronLM
-from torch_testing_ext.sharded_tensor_bases import sharded_test_base
-from torch_testing_ext.sharded_tensor_bases.spec_makers import chunk_sizes
 
 from fixtures import sharded_tensor_ranks
 from fixtures.runs import assert_outcomes, run_case

@@ -3,12 +3,12 @@ and a rank exiting with one of them is reported as a skip."""
 
 import unittest
 
-from torch_testing_ext.common_distributed import TEST_SKIPS, TestSkip
-from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.ranks.skip_codes import (
+from torch_testing_ext._engine.skips.skip_codes import (
     skip_reason_for_exit_code,
     skip_reason_for_system_exit,
 )
+from torch_testing_ext.common_distributed import TEST_SKIPS, TestSkip
+from torch_testing_ext.common_utils import TestCase, run_tests
 
 from fixtures import rank_hooks
 

@@ -4,6 +4,9 @@ import os
 from unittest import mock
 
 from torch_testing_ext import devices
+from torch_testing_ext._engine.fresh import supervisor
+from torch_testing_ext._engine.skips import distributed_skips as dist_skips
+from torch_testing_ext._engine.skips.skip_checks import pending_skip
 from torch_testing_ext.common_distributed import (
     MultiProcessTestCase,
     import_transformers_or_skip,
@@ -13,9 +16,6 @@ from torch_testing_ext.common_distributed import (
     skip_if_lt_x_gpu,
 )
 from torch_testing_ext.common_utils import TestCase, run_tests, slowTest
-from torch_testing_ext.fresh_ranks import supervisor
-from torch_testing_ext.ranks.skip_checks import pending_skip
-from torch_testing_ext.skips import distributed_skips as dist_skips
 
 from fixtures.runs import run_case
 

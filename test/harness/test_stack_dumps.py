@@ -15,8 +15,8 @@ from pathlib import Path
 from unittest import mock
 
 import torch_testing_ext
+from torch_testing_ext._engine.reporting.stack_dumps import is_harness_file, parse_dump, trim_dump
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.reporting.stack_dumps import is_harness_file, parse_dump, trim_dump
 
 from fixtures import hung_ranks
 from fixtures.runs import assert_outcomes, run_case

@@ -17,8 +17,11 @@ import torch
 import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
 
-from torch_testing_ext import _torch_private as private
 from torch_testing_ext import devices
+from torch_testing_ext._engine import _torch_private as private
+from torch_testing_ext._engine.process_groups.collective_exchange import CollectiveAborted
+from torch_testing_ext._engine.threads import rank_threads
+from torch_testing_ext._engine.worlds.settings import SettingError
 from torch_testing_ext.collectives import not_in_lockstep
 from torch_testing_ext.common_distributed import MultiThreadedTestCase, spawn_threads_and_init_comms
 from torch_testing_ext.common_utils import TestCase, run_tests
@@ -28,9 +31,6 @@ from torch_testing_ext.distributed.multi_threaded_pg import (
     _install_threaded_pg,
     _uninstall_threaded_pg,
 )
-from torch_testing_ext.ranks.settings import SettingError
-from torch_testing_ext.thread_ranks import rank_threads
-from torch_testing_ext.thread_ranks.collective_exchange import CollectiveAborted
 
 from fixtures import threaded_cases
 from fixtures.runs import run_case

@@ -10,8 +10,8 @@ import sys
 import tempfile
 from unittest import mock
 
+from torch_testing_ext._engine.driver.report import summary_text
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.driver.report import summary_text
 
 TOOL = pathlib.Path(__file__).resolve().parents[2] / "tools" / "torch_matrix.py"
 

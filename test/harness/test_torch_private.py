@@ -1,4 +1,4 @@
-"""Contract tests for every private torch/CPython access (``torch_testing_ext._torch_private``).
+"""Contract tests for every private torch/CPython access (``torch_testing_ext._engine._torch_private``).
 
 Each test exercises one access the way the harness uses it. When a release changes one, the
 failure names the access and the torch and Python versions, so the fix is obvious. A last
@@ -25,7 +25,7 @@ import torch
 import torch.distributed as dist
 
 import torch_testing_ext
-from torch_testing_ext import _torch_private as private
+from torch_testing_ext._engine import _torch_private as private
 from torch_testing_ext.common_utils import TestCase, run_tests
 
 from fixtures import distributed_ranks
@@ -151,7 +151,7 @@ class TestPrivateAccessContracts(TestCase):
             # In a child interpreter: the callback runs at exit, after the semaphore a Lock
             # created was unlinked and unregistered (else the tracker would warn of a leak).
             code = ("import multiprocessing as mp\n"
-                    "from torch_testing_ext import _torch_private as p\n"
+                    "from torch_testing_ext._engine import _torch_private as p\n"
                     "lock = mp.get_context('spawn').Lock()\n"
                     "name = lock._semlock.name\n"
                     "def after():\n"
@@ -191,13 +191,13 @@ class TestPrivateAccessContracts(TestCase):
             # A child interpreter running a script: the script's absolute path.
             with tempfile.TemporaryDirectory() as scratch:
                 script = pathlib.Path(scratch, "probe.py")
-                script.write_text("from torch_testing_ext import _torch_private as p\n"
+                script.write_text("from torch_testing_ext._engine import _torch_private as p\n"
                                   "print(p.main_script_path())\n")
                 completed = subprocess.run([sys.executable, script.name], cwd=scratch,
                                            capture_output=True, text=True, timeout=60)
                 self.assertEqual(completed.stdout.strip(), str(script), completed.stderr)
             # No script: ``-c`` has none to import.
-            completed = in_child_interpreter("from torch_testing_ext import _torch_private as p\n"
+            completed = in_child_interpreter("from torch_testing_ext._engine import _torch_private as p\n"
                                              "print(p.main_script_path())\n", timeout=60)
             self.assertEqual(completed.stdout.strip(), "None", completed.stderr)
 
@@ -211,7 +211,7 @@ class TestPrivateAccessContracts(TestCase):
                                   "if __name__ == '__main__':\n"
                                   "    raise SystemExit('the main block ran')\n")
                 code = ("import sys\n"
-                        "from torch_testing_ext import _torch_private as p\n"
+                        "from torch_testing_ext._engine import _torch_private as p\n"
                         f"p.import_main_script({str(script)!r})\n"
                         "main = sys.modules['__main__']\n"
                         "print(main.__name__, main.VALUE, main is sys.modules['__mp_main__'], main.__file__)\n")
@@ -244,7 +244,7 @@ class TestPrivateAccessContracts(TestCase):
         with contract("register_fake_backend"):
             # In a fresh interpreter first: there nothing (torch._dynamo) has registered it yet.
             code = ("import sys, torch, torch.distributed as dist\n"
-                    "from torch_testing_ext import _torch_private as p\n"
+                    "from torch_testing_ext._engine import _torch_private as p\n"
                     "assert 'torch._dynamo' not in sys.modules\n"
                     "p.register_fake_backend()\n"
                     "dist.init_process_group('fake', store=dist.HashStore(), rank=1, world_size=3)\n"
@@ -344,7 +344,7 @@ class TestPrivateAccessContracts(TestCase):
             self.assertIsInstance(private.privateuse1_backend_name(), str)
             # Renaming is for good, so in a child interpreter.
             code = ("import torch\n"
-                    "from torch_testing_ext import _torch_private as p\n"
+                    "from torch_testing_ext._engine import _torch_private as p\n"
                     "before = p.privateuse1_backend_name()\n"
                     "torch.utils.rename_privateuse1_backend('tteunit')\n"
                     "print(before, p.privateuse1_backend_name())\n")
@@ -626,7 +626,7 @@ class TestPrivateAccessContracts(TestCase):
 
     def test_c10d_world(self):
         with contract("c10d_world"):
-            from torch_testing_ext.thread_ranks.c10d_world_per_thread import ThreadLocalWorld
+            from torch_testing_ext._engine.process_groups.c10d_world_per_thread import ThreadLocalWorld
 
             world_class = type(private.c10d_world())
             self.assertIs(world_class, dist.distributed_c10d._World)
@@ -643,7 +643,7 @@ class TestPrivateAccessContracts(TestCase):
 
     def test_set_c10d_world(self):
         with contract("set_c10d_world"):
-            from torch_testing_ext.thread_ranks.c10d_world_per_thread import ThreadLocalWorld
+            from torch_testing_ext._engine.process_groups.c10d_world_per_thread import ThreadLocalWorld
 
             original, replacement = private.c10d_world(), ThreadLocalWorld()
             private.set_c10d_world(replacement)
@@ -791,7 +791,7 @@ class TestPrivateAccessContracts(TestCase):
                 rpc.TensorPipeRpcBackendOptions(_no_such_option=["shm"])
 
     def test_jit_tcp_store(self):
-        from torch_testing_ext.process_groups.ports import find_free_port
+        from torch_testing_ext._engine.process_groups.ports import find_free_port
 
         try:
             store = private.jit_tcp_store("localhost", find_free_port(), 1, True, 30_000)
@@ -870,7 +870,7 @@ class TestPrivateAccessContracts(TestCase):
                 return  # torch binds _BackendWrapper only when torchcomms is installed
             self.assertTrue(callable(c10d._BackendWrapper))
 
-    # -- the collective ledger (collectives.recording) --
+    # -- the collective ledger (ledger.recording) --
 
     def test_never_compile_frames(self):
         with contract("never_compile_frames"):
@@ -1061,7 +1061,7 @@ class TestPrivateAccessesStayInOneModule(TestCase):
             uses = _private_uses(path.read_text())
             if uses:
                 offenders[str(path.relative_to(PACKAGE))] = uses
-        self.assertEqual(offenders, {}, "move these into torch_testing_ext/_torch_private.py")
+        self.assertEqual(offenders, {}, "move these into torch_testing_ext/_engine/_torch_private.py")
 
     def test_the_scan_finds_a_private_access(self):
         text = ("import torch\nimport torch._dynamo.utils as u\ntorch._dynamo.reset()\n"

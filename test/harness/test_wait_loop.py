@@ -2,10 +2,10 @@
 watch and a fake clock: every rule of fail-fast and timeouts, in milliseconds. The end-to-end
 versions (real ranks that hang, die or fail) live in test_multiprocess and test_stack_dumps."""
 
+from torch_testing_ext._engine.fresh.supervisor import FAIL_FAST_GRACE, wait_for_outcomes
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.worlds.outcomes import RankOutcome
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks.supervisor import FAIL_FAST_GRACE, wait_for_outcomes
-from torch_testing_ext.ranks.outcomes import RankOutcome
-from torch_testing_ext.reporting.status import Status
 
 
 class FakeWatch:

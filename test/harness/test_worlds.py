@@ -5,13 +5,18 @@ the template decides skips and settings before the world runs, and raises the wo
 import inspect
 import warnings
 
+from torch_testing_ext._engine.fresh.leftovers import LeftoverProcessWarning
+from torch_testing_ext._engine.reporting.status import Status
+from torch_testing_ext._engine.threads.rank_threads import ThreadRankFailure
+from torch_testing_ext._engine.worlds.outcomes import RankError, RankFailure, Verdict
+from torch_testing_ext._engine.worlds.rank_facts import (
+    RankFacts,
+    current_rank_facts,
+    enter_thread_rank,
+    leave_thread_rank,
+)
+from torch_testing_ext._engine.worlds.world import RunSettings
 from torch_testing_ext.common_utils import TestCase, run_tests
-from torch_testing_ext.fresh_ranks.leftovers import LeftoverProcessWarning
-from torch_testing_ext.ranks.outcomes import RankError, RankFailure, Verdict
-from torch_testing_ext.ranks.rank_facts import RankFacts, current_rank_facts, enter_thread_rank, leave_thread_rank
-from torch_testing_ext.ranks.world import RunSettings
-from torch_testing_ext.reporting.status import Status
-from torch_testing_ext.thread_ranks.rank_threads import ThreadRankFailure
 
 from fixtures import world_cases
 from fixtures.runs import assert_outcomes, run_case

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..distributed_bases.shared_temp_dir import with_temp_dir
+from .._engine.distributed_bases.shared_temp_dir import with_temp_dir
 
 __all__ = [
     "with_temp_dir",
@@ -22,7 +22,7 @@ _ON_FIRST_USE = ("Rot13Example", "get_test_extension_registry")
 
 def __getattr__(name: str) -> Any:
     if name in _ON_FIRST_USE:
-        from ..distributed_bases import checkpoint_extensions
+        from .._engine.distributed_bases import checkpoint_extensions
 
         return getattr(checkpoint_extensions, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from ..distributed_bases.state_dict_checks import VerifyStateDictMixin
-from ..models.state_dict_models import (
+from .._engine.distributed_bases.state_dict_checks import VerifyStateDictMixin
+from .._engine.models.state_dict_models import (
     FusionEmbedding,
     FusionEmbeddingWithHook,
     FusionEmbeddingWithModifier,

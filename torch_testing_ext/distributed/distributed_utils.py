@@ -3,7 +3,7 @@ Importing it registers the ``mock_process_group`` backend, as upstream's does.""
 
 from __future__ import annotations
 
-from ..distributed_bases.mock_process_group import (
+from .._engine.process_groups.mock_process_group import (
     MockProcessGroup,
     create_mock_pg,
     mock_init_dist,

@@ -5,6 +5,6 @@ Importing it registers the ``fake`` backend, as upstream's module does.
 
 from __future__ import annotations
 
-from ..process_groups.fake_store import FakeStore
+from .._engine.process_groups.fake_store import FakeStore
 
 __all__ = ["FakeStore"]

@@ -12,12 +12,12 @@ threaded test they meet in one process-wide exchange.
 
 from __future__ import annotations
 
-from ..thread_ranks.c10d_world_per_thread import (
+from .._engine.process_groups.c10d_world_per_thread import (
     ThreadLocalWorld,
     install_thread_local_world,
     uninstall_thread_local_world,
 )
-from ..thread_ranks.threaded_pg import ThreadedProcessGroup
+from .._engine.process_groups.threaded_pg import ThreadedProcessGroup
 
 __all__ = ["ProcessLocalGroup", "ThreadLocalWorld", "_install_threaded_pg", "_uninstall_threaded_pg"]
 

@@ -3,7 +3,7 @@ are placeholders that skip (this package does not provide PyTorch's RPC test sui
 
 from __future__ import annotations
 
-from ..distributed_bases.rpc_suites import (
+from .._engine.distributed_bases.rpc_suites import (
     FAULTY_AGENT_TESTS,
     GENERIC_CUDA_TESTS,
     GENERIC_DEVICE_TESTS,

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import pytest
 
-from ..ranks.launched_reports import rank_report_path
-from ..ranks.launcher_env import launched_rank
+from .._engine.launched.launched_reports import rank_report_path
+from .._engine.launched.launcher_env import launched_rank
 
-__all__ = ["pytest_configure", "give_junitxml_rank_suffix"]
+__all__: list[str] = []  # a plugin (``-p``): nothing here is for importing
 
 __unittest = True
 

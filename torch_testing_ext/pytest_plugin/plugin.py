@@ -26,13 +26,11 @@ from typing import Any, Literal
 
 import pytest
 
-from ..launcher.pytest_ranks import give_junitxml_rank_suffix
-from ..ranks.launcher_env import check_every_setting
-from ..ranks.settings import SettingError
-from .item_state import KEPT_WORLDS, NEXT_KEY
-from .rank_failure_report import rank_failure_longrepr
-from .rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
-from .ranks_function import (
+from .._engine.launched.launcher_env import check_every_setting
+from .._engine.pytest_native.item_state import KEPT_WORLDS, NEXT_KEY
+from .._engine.pytest_native.rank_failure_report import rank_failure_longrepr
+from .._engine.pytest_native.rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
+from .._engine.pytest_native.ranks_function import (
     LaunchedRanksFunction,
     closest_mark,
     is_ranks_item,
@@ -40,12 +38,12 @@ from .ranks_function import (
     make_ranks_items,
     usable_mark,
 )
-from .subtest_reports import plain_subtest_arguments
-from .world_size_mark import MARK_HELP, MARK_NAME, size_id
+from .._engine.pytest_native.subtest_reports import plain_subtest_arguments
+from .._engine.pytest_native.world_size_mark import MARK_HELP, MARK_NAME, size_id
+from .._engine.worlds.settings import SettingError
+from ..launcher.pytest_ranks import give_junitxml_rank_suffix
 
-__all__ = ["pytest_configure", "pytest_runtest_makereport", "pytest_pycollect_makeitem", "pytest_generate_tests",
-           "pytest_collection_modifyitems", "pytest_runtest_teardown", "pytest_runtest_protocol",
-           "pytest_sessionfinish"]
+__all__: list[str] = []  # a plugin: pytest finds its hooks; nothing here is for importing
 
 __unittest = True  # the harness's frames: left out of a rank's traceback
 
@@ -131,6 +129,6 @@ def pytest_report_to_serializable(report: pytest.TestReport) -> Generator[None, 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Close the kept worlds a run left open (it stopped early)."""
     if session.config.stash.get(KEPT_WORLDS, None):
-        from .pytest_worlds import close_kept_worlds
+        from .._engine.pytest_native.pytest_worlds import close_kept_worlds
 
         close_kept_worlds(session.config)

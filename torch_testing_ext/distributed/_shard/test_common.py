@@ -6,6 +6,6 @@ The upstream-named face; the definition lives in ``sharded_tensor_bases/``.
 
 from __future__ import annotations
 
-from ...sharded_tensor_bases.megatron_model import SimpleMegatronLM
+from ..._engine.models.megatron_model import SimpleMegatronLM
 
 __all__ = ["SimpleMegatronLM"]

@@ -7,34 +7,34 @@ runs on rank processes here, not threads (see docs/migration.md).
 
 from __future__ import annotations
 
-from ...distributed_bases.subtests import run_subtests
-from ...dtensor_bases.converter import DTensorConverter
-from ...dtensor_bases.dtensor_continuous import DTensorContinuousTestBase
-from ...dtensor_bases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
-from ...dtensor_bases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
-from ...dtensor_bases.group_per_rank import DTensorOpTestBase
-from ...dtensor_bases.local_tensor_cases import (
+from ..._engine.distributed_bases.subtests import run_subtests
+from ..._engine.dtensor_bases.converter import DTensorConverter
+from ..._engine.dtensor_bases.dtensor_continuous import DTensorContinuousTestBase
+from ..._engine.dtensor_bases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
+from ..._engine.dtensor_bases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
+from ..._engine.dtensor_bases.group_per_rank import DTensorOpTestBase
+from ..._engine.dtensor_bases.local_tensor_cases import (
     LocalDTensorContinuousTestBase,
     LocalDTensorOpTestBase,
     LocalDTensorTestBase,
 )
-from ...dtensor_bases.local_tensor_variants import (
+from ..._engine.dtensor_bases.local_tensor_variants import (
     create_local_tensor_test_class,
     make_wrapped,
     map_local_for_rank,
     map_local_tensor_for_rank,
     reduce_local_int,
 )
-from ...dtensor_bases.shard_order import (
+from ..._engine.dtensor_bases.shard_order import (
     generate_shard_orders,
     make_full_tensor,
     patched_distribute_tensor,
     redistribute,
     shard_order_to_placement,
 )
-from ...dtensor_bases.with_comms import with_comms
-from ...fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from ...models.dtensor_models import (
+from ..._engine.dtensor_bases.with_comms import with_comms
+from ..._engine.fresh.multiprocess_test_case import MultiProcessTestCase
+from ..._engine.models.dtensor_models import (
     Attention,
     ExpertLayer,
     Experts,
@@ -46,13 +46,13 @@ from ...models.dtensor_models import (
     Transformer,
     TransformerBlock,
 )
-from ...models.transformer_parallel import (
+from ..._engine.models.transformer_parallel import (
     ExpertParallel,
     ExpertParallelWithTP,
     TensorParallelForExpert,
 )
-from ...ranks.skip_codes import TEST_SKIPS
-from ...skips.distributed_skips import skip_if_lt_x_gpu
+from ..._engine.skips.distributed_skips import skip_if_lt_x_gpu
+from ..._engine.skips.skip_codes import TEST_SKIPS
 
 __all__ = [
     "DEVICE_TYPE", "DEVICE_COUNT", "PG_BACKEND", "NUM_DEVICES",

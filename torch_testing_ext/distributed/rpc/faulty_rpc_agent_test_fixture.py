@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...distributed_bases.rpc_fixtures import (
+from ..._engine.distributed_bases.rpc_fixtures import (
     FaultyRpcAgentTestFixture,
     RpcAgentTestFixture,
     default_messages_to_delay,

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...distributed_bases.rpc_fixtures import RpcAgentTestFixture
+from ..._engine.distributed_bases.rpc_fixtures import RpcAgentTestFixture
 
 __all__ = ["RpcAgentTestFixture"]

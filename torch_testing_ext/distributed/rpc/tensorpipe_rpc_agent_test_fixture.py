@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from ...distributed_bases.rpc_fixtures import RpcAgentTestFixture, TensorPipeRpcAgentTestFixture
+from ..._engine.distributed_bases.rpc_fixtures import RpcAgentTestFixture, TensorPipeRpcAgentTestFixture
 
 __all__ = ["RpcAgentTestFixture", "TensorPipeRpcAgentTestFixture"]

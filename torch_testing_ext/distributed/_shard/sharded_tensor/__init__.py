@@ -11,10 +11,10 @@ The upstream-named face; the definitions live in ``sharded_tensor_bases/``. Its 
 
 from __future__ import annotations
 
-from ....fresh_ranks.multiprocess_test_case import MultiProcessTestCase
-from ....ranks.skip_codes import TEST_SKIPS
-from ....sharded_tensor_bases.comms_decorator import with_comms
-from ....sharded_tensor_bases.sharded_test_base import TEST_GPU_NUM, ShardedTensorTestBase
+from ...._engine.fresh.multiprocess_test_case import MultiProcessTestCase
+from ...._engine.sharded_tensor_bases.comms_decorator import with_comms
+from ...._engine.sharded_tensor_bases.sharded_test_base import TEST_GPU_NUM, ShardedTensorTestBase
+from ...._engine.skips.skip_codes import TEST_SKIPS
 
 __all__ = [
     "ShardedTensorTestBase", "with_comms", "TEST_GPU_NUM",

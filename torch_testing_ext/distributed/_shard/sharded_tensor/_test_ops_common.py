@@ -6,8 +6,8 @@ The upstream-named face; the definitions live in ``sharded_tensor_bases/``.
 
 from __future__ import annotations
 
-from ....sharded_tensor_bases.op_helpers import clone_module_parameter, gen_binary_op_func
-from ....sharded_tensor_bases.spec_makers import (
+from ...._engine.sharded_tensor_bases.op_helpers import clone_module_parameter, gen_binary_op_func
+from ...._engine.sharded_tensor_bases.spec_makers import (
     generate_chunk_sharding_specs_for_test,
     generate_enumerable_sharding_specs_for_test,
     generate_local_weight_sharding_params_for_test,

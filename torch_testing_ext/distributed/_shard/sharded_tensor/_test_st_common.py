@@ -6,8 +6,12 @@ The upstream-named face; the definitions live in ``sharded_tensor_bases/``.
 
 from __future__ import annotations
 
-from ....sharded_tensor_bases.sharded_models import MyShardedModel1, MyShardedModel2
-from ....sharded_tensor_bases.spec_makers import DEFAULT_GPU_NUM, PLACEMENTS, _chunk_sharding_specs_list_for_test
+from ...._engine.models.sharded_models import MyShardedModel1, MyShardedModel2
+from ...._engine.sharded_tensor_bases.spec_makers import (
+           DEFAULT_GPU_NUM,
+           PLACEMENTS,
+           _chunk_sharding_specs_list_for_test,
+)
 
 __all__ = ["MyShardedModel1", "MyShardedModel2", "PLACEMENTS", "DEFAULT_GPU_NUM",
            "_chunk_sharding_specs_list_for_test"]

@@ -1,0 +1,151 @@
+"""``MultiProcessTestCase``: each test method runs on ``world_size`` fresh rank processes.
+
+In the test's own process (``self.rank == -1``) a test method is replaced by a driver that
+decides parent-side skips, forks the ranks from the preloaded server, supervises them and
+turns their outcomes into one result. Inside a rank the class is instantiated again and only
+the test method runs, between the hooks ``setUpRank()`` and ``tearDownRank()`` and with every
+RNG seeded alike; ``setUp``/``tearDown`` run in the test's own process, as upstream.
+
+Upstream-style subclasses that call ``self._spawn_processes()`` in ``setUp`` keep working;
+subclasses that don't are spawned all the same.
+
+When a launcher (``torchrun``) started this process as one rank of a job, nothing is spawned:
+each test runs here as that rank, with every rank of the job, and each reports the verdict of
+all ranks (``torch_testing_ext.launcher``).
+
+Example::
+
+    class TestAllReduce(MultiProcessTestCase):
+        world_size = 2
+
+        def test_sum(self):
+            dist.init_process_group(self.backend, init_method=f"file://{self.file_name}",
+                                    rank=self.rank, world_size=self.world_size)
+            t = torch.ones(2, device=self.device)
+            dist.all_reduce(t)
+            self.assertEqual(t, [2.0, 2.0])
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+
+from .._torch_private import test_method_name
+from ..launched.launched_run import LaunchedTest
+from ..launched.launched_world import LaunchedWorld
+from ..launched.launcher_env import launched_rank
+from ..testcase.ranks_testcase import DEFAULT_TEST_TIMEOUT, RanksTestCase, dispatch_to_ranks
+from ..testcase.tensor_testcase import current_seed
+from ..worlds import settings
+from ..worlds.outcomes import RankError, RankFailure
+from ..worlds.rank_facts import STORE_FILE, current_rank_facts
+from ..worlds.world import World
+from . import fork_server, supervisor
+from .fresh_world import FreshWorld, verdict_with_leftovers, world_facts
+from .leftovers import LeftoverProcessWarning
+from .rank_process import run_between_hooks
+
+__all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
+           "LeftoverProcessWarning", "dispatch_to_ranks", "world_facts", "verdict_with_leftovers"]
+
+__unittest = True
+
+TIMEOUT_ENV = settings.TIMEOUT.name
+
+
+class MultiProcessTestCase(RanksTestCase):
+    """Run every test method on ``world_size`` ranks; passes only if every rank passed.
+
+    Inside a rank: ``rank``, ``world_size`` (default 4; override as a class attribute or a
+    property), ``file_name`` (a fresh per-test path for a ``FileStore``), ``device`` (``"cpu"``,
+    or ``"<type>:<rank>"`` on an accelerator) and ``backend`` (that device's default backend).
+    ``rank``, ``device``, ``device_type`` and ``backend`` are read-only properties over the
+    rank's facts, so a subclass may define its own as a property or class attribute (the
+    harness itself reads only the facts). In the test's own process ``rank`` is -1.
+
+    Hooks a subclass may override (call ``super()``):
+
+    - ``setUpRank()``: runs in each rank before the test method;
+    - ``tearDownRank()``: runs in each rank after the test method, whatever its outcome.
+
+    The per-test timeout is ``timeout`` seconds (default 300), or the
+    ``TORCH_TESTING_EXT_TIMEOUT`` environment variable when set. Processes the ranks leave
+    running are killed after the test and named in a ``LeftoverProcessWarning``
+    (``TORCH_TESTING_EXT_LEFTOVER_PROCESSES=fail`` fails the test instead).
+
+    Under a launcher (``RANK`` set) this process is a rank: each test runs here, between the
+    same hooks, on ``world_size`` of the launcher's ranks (a test that needs more skips).
+    """
+
+    # -- what a rank knows -------------------------------------------------------------------
+
+    @property
+    def backend(self) -> str:
+        """The default process-group backend for this rank's device."""
+        facts = current_rank_facts()
+        if facts is None:
+            raise AttributeError("only a rank has a backend; the test's own process starts the ranks")
+        return facts.backend
+
+    @property
+    def file_name(self) -> str:
+        """The test's ``FileStore`` path, the same on every rank and removed after the test."""
+        facts = current_rank_facts()
+        if facts is not None:
+            return facts.file_name
+        if self._test_dir is None:
+            raise AttributeError("file_name: rank 0 did not announce the test's directory in time")
+        return os.path.join(self._test_dir, STORE_FILE)
+
+    # -- hooks -------------------------------------------------------------------------------
+
+    def setUpRank(self) -> None:
+        """Runs in each rank before the test method; override to prepare rank state."""
+
+    def tearDownRank(self) -> None:
+        """Runs in each rank after the test method, whatever its outcome."""
+
+    # -- the test's own process --------------------------------------------------------------
+
+    def setUp(self) -> None:
+        super().setUp()
+        self._launched_test: LaunchedTest | None = None
+        launched = launched_rank()
+        if launched is None:
+            self._test_dir: str | None = supervisor.new_test_dir(fork_server.run_directory(),
+                                                                  type(self).__name__)
+            return
+        # Under a launcher the ranks agree on the test's directory now, so that file_name
+        # works in setUp and tearDown too (upstream tearDowns remove it); it goes after them.
+        self._launched_test = LaunchedTest(self, launched)
+        self.addCleanup(self._launched_test.end)
+        self._launched_test.begin(self._begin_timeout())
+        self._test_dir = self._launched_test.test_dir
+
+    def tearDown(self) -> None:
+        super().tearDown()
+        if getattr(self, "_launched_test", None) is None and self._test_dir is not None:
+            shutil.rmtree(self._test_dir, ignore_errors=True)
+
+    def _spawn_processes(self) -> None:
+        """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
+        parent-side skips are decided (so a skipped test starts no process); nothing to do here."""
+
+    def _world(self) -> World:
+        """Fresh ranks for this test; under a launcher, this process as its rank."""
+        launched = launched_rank()
+        if launched is None:
+            assert self._test_dir is not None, "setUp makes the test's directory"
+            return FreshWorld(self._test_dir)
+        body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
+        return LaunchedWorld(launched, body, getattr(self, "_launched_test", None))
+
+    def _begin_timeout(self) -> float:
+        """How long a launched rank waits for rank 0 to start a test: the test's timeout
+        (checked with the other settings when the test method runs)."""
+        try:
+            return self._checked_settings().timeout
+        except settings.SettingError:
+            return DEFAULT_TEST_TIMEOUT

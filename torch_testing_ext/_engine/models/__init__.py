@@ -1,0 +1,20 @@
+"""The test models the bases and faces offer.
+
+- ``composable_models``: ``UnitModule``, ``CompositeModel``, ``CompositeParamModel`` & co, the
+  composable APIs' test models;
+- ``dtensor_models``: ``MLPModule``, ``MLPStacked``, ``RMSNormPython``, ``ModelArgs``,
+  ``Transformer`` and its parts;
+- ``forward_inputs_models``: ``SaveForwardInputsModel``, which records each module's input;
+- ``fsdp1_models``: ``FSDPTestModel``, ``TransformerWithSharedParams``, ``NestedWrappedModule``
+  and ``AlwaysWrapNestedWrappedModule``, built with or without FSDP1 wrapping;
+- ``fsdp1_variants``: ``NonUniformReqGradNWM``, ``ModuleWithDelay``,
+  ``NestedWrappedModuleWithDelay``, ``MixtureOfExperts`` and ``DummyDDP``;
+- ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
+- ``fsdp_skip_models``: ``SkipModel``, ``SkipModule`` and ``NestedLinear``;
+- ``hf_bert``: the BERT size for this machine (upstream's on an accelerator, smaller on CPU);
+- ``megatron_model``: ``SimpleMegatronLM``, two linear layers for sharding-plan tests;
+- ``sharded_models``: ``MyShardedModel1``/``MyShardedModel2``, modules holding sharded tensors;
+- ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed);
+- ``transformer_parallel``: ``Transformer.parallelize`` and the experts' parallel styles;
+- ``two_tensor_subclass``: ``TwoTensor``, a tensor subclass that runs every op on two tensors.
+"""

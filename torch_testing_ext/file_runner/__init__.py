@@ -1,6 +1,0 @@
-"""Running one test file: ``run_tests()`` and what it records.
-
-- ``main``: ``run_tests()``, the ``__main__`` entry of every test file (and ``load_tests``);
-- ``recording_result``: the unittest result that records each test and writes JUnit XML;
-- ``arg_types``: argument types shared with the shard driver (torch-free).
-"""
