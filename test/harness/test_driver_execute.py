@@ -14,7 +14,7 @@ from pathlib import Path
 from unittest import mock
 
 from torch_testing_ext._engine.driver import execute
-from torch_testing_ext._engine.driver.execute import MAX_RERUN_TESTS, Executor, RunSettings
+from torch_testing_ext._engine.driver.execute import MAX_RERUN_TESTS, Executor, ShardSettings
 from torch_testing_ext._engine.driver.plan import PlanEntry
 from torch_testing_ext._engine.driver.runners import FileKind
 from torch_testing_ext._engine.reporting.junit_xml import CaseRecord
@@ -139,7 +139,7 @@ class ExecutorCase(TestCase):
         processes.test_dir = self.root / "test"
         finished, reruns = [], []
         work_dir = Path(tempfile.mkdtemp(prefix="work-", dir=self.root))
-        run_settings = RunSettings(self.root / "test", work_dir, **settings)
+        run_settings = ShardSettings(self.root / "test", work_dir, **settings)
         executor = Executor(run_settings, on_finished=finished.append,
                             on_rerun=lambda entry, selector, n, attempt: reruns.append((selector, n, attempt.status)),
                             start_process=processes)

@@ -25,7 +25,7 @@ from types import FrameType
 from ..reporting.status import Status
 from ..runner.arg_types import positive_int
 from .discover import NoTestsError, SelectionError, TestTree, find_tests, select_tests, source_path
-from .execute import Executor, RunSettings
+from .execute import Executor, ShardSettings
 from .file_reports import report_path, write_file_report
 from .listing import list_splittable
 from .measure import update_times
@@ -278,7 +278,7 @@ def _run(args: argparse.Namespace, entries: Sequence[PlanEntry], test_dir: Path,
     work_dir = Path(tempfile.mkdtemp(prefix="run_test-"))
     started = time.monotonic()
     try:
-        settings = RunSettings(test_dir, work_dir, test_args, args.jobs, args.timeout,
+        settings = ShardSettings(test_dir, work_dir, test_args, args.jobs, args.timeout,
                                args.rerun, args.keep_going, kinds=kinds)
         executor = Executor(settings, on_finished=finished, on_rerun=progress.rerun_finished,
                             on_reruns_queued=progress.reruns_started)

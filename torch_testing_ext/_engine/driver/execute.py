@@ -40,7 +40,7 @@ __all__ = [
     "MAX_RERUN_TESTS",
     "Execution",
     "Executor",
-    "RunSettings",
+    "ShardSettings",
     "entry_timeout",
     "file_command",
 ]
@@ -55,7 +55,7 @@ _POLL_SECONDS = 0.05
 
 
 @dataclasses.dataclass
-class RunSettings:
+class ShardSettings:
     """How to run the test processes of a shard. ``kinds`` says how each file runs (a file
     not in it is a ``run_tests()`` script); ``test_args`` is what every file is given."""
 
@@ -92,7 +92,7 @@ def entry_timeout(entry: PlanEntry, override: float | None) -> float:
     return DEFAULT_FILE_TIMEOUT
 
 
-def file_command(settings: RunSettings, name: str, selection: Sequence[str], report_dir: Path) -> list[str]:
+def file_command(settings: ShardSettings, name: str, selection: Sequence[str], report_dir: Path) -> list[str]:
     """``python test/<name>.py [selection] [args] --save-xml DIR``, or under pytest
     ``python -m pytest test/<name>.py[::selection] [args] --junitxml=DIR/...``."""
     return run_command(settings.python, source_path(settings.test_dir, name), settings.kind(name),
@@ -134,7 +134,7 @@ class Executor:
 
     def __init__(
         self,
-        settings: RunSettings,
+        settings: ShardSettings,
         on_finished: Callable[[EntryResult], None] | None = None,
         on_rerun: Callable[[PlanEntry, str, int, Attempt], None] | None = None,
         start_process: StartProcess = FileProcess,

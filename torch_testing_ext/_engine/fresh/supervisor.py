@@ -38,7 +38,7 @@ from .leftovers import Leftover, find_leftovers, kill_leftovers
 from .rank_process import run_rank
 
 __all__ = ["RanksEnded", "RankWatch", "Watch", "run_ranks", "wait_for_outcomes", "kill_process_group",
-           "new_test_dir", "output_tail", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
+           "new_test_dir", "output_tail", "log_size", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
 
 __unittest = True
 
@@ -58,7 +58,8 @@ class RanksEnded:
     leftovers: list[Leftover]
 
 
-def _log_size(path: str) -> int:
+def log_size(path: str) -> int:
+    """How many bytes a rank's log holds (0 before it exists)."""
     try:
         return os.path.getsize(path)
     except OSError:
@@ -78,7 +79,7 @@ def _read_log(path: str, since: int, until: int | None = None) -> str:
 def output_tail(path: str, since: int = 0, until: int | None = None) -> str:
     """The last lines of a rank's log file between bytes ``since`` and ``until`` (the end when
     None); "" if it has none."""
-    end = _log_size(path) if until is None else until
+    end = log_size(path) if until is None else until
     text = _read_log(path, max(since, end - _TAIL_BYTES), end)
     return "\n".join(text.splitlines()[-_TAIL_LINES:])
 
@@ -174,7 +175,7 @@ class RankWatch:
         details = {rank: detail for rank in ranks}
         if dump_stacks:
             for rank in ranks:
-                self._dumps_at[rank] = _log_size(self.logs[rank])
+                self._dumps_at[rank] = log_size(self.logs[rank])
                 pid = self.processes[rank].pid
                 try:
                     if pid is not None:
@@ -252,7 +253,7 @@ class RankWatch:
         RankWatch._live.discard(self)
 
 
-class _Ranks(RankWatch):
+class _RankProcesses(RankWatch):
     """The fresh ranks of one test: started for it, released and gone after it."""
 
     def __init__(self, task: object, world: Sequence[RankFacts], context: ForkServerContext,
@@ -319,9 +320,9 @@ def run_ranks(
     lifeline)`` (a :class:`RankTask` with :func:`run_rank`, by default), which reports one
     outcome and waits for the release."""
     interrupts.install_sigterm_handler()
-    ranks: _Ranks | None = None
+    ranks: _RankProcesses | None = None
     try:
-        ranks = _Ranks(task, world, context, target)
+        ranks = _RankProcesses(task, world, context, target)
         wait_for_outcomes(ranks, timeout)
         ranks.release()
         return ranks.finish()

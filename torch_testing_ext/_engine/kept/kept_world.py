@@ -1,6 +1,6 @@
 """The test process's side of kept ranks: one world per class, each test sent to every rank.
 
-A :class:`PersistentWorld` is one generation of a class's ranks, forked from the preloaded
+A :class:`KeptRankGeneration` is one generation of a class's ranks, forked from the preloaded
 server with their own directory (rendezvous file, rank logs). Each test is sent to every
 rank and waited for with the supervisor's rules (every rank counts, a rank that dies is named,
 the others are stopped ``FAIL_FAST_GRACE`` seconds after a problem, a rank still running at
@@ -24,7 +24,7 @@ from .._torch_private import test_method_name
 from ..fresh import fork_server
 from ..fresh.fresh_world import verdict_with_leftovers, world_facts
 from ..fresh.leftovers import Leftover, describe_leftovers
-from ..fresh.supervisor import RanksEnded, RankWatch, wait_for_outcomes
+from ..fresh.supervisor import RanksEnded, RankWatch, log_size, wait_for_outcomes
 from ..ledger.rank_ledger import attach_ledger_files, remove_ledger_files
 from ..reporting.status import Status
 from ..testcase.tensor_testcase import current_seed
@@ -34,21 +34,14 @@ from ..worlds.rank_facts import RankFacts, RankTask
 from ..worlds.world import RunSettings
 from .kept_rank import WorldTask, serve_rank
 
-__all__ = ["PersistentWorld", "ClassWorlds"]
+__all__ = ["KeptRankGeneration", "ClassWorlds"]
 
 __unittest = True
 
 _KEPT = frozenset({Status.PASSED, Status.SKIPPED})
 
 
-def _log_size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-class PersistentWorld:
+class KeptRankGeneration:
     """One generation of a class's kept ranks; each runs ``target(world, facts, connection,
     lifeline)`` (:func:`serve_rank` for a ``WorldTask``), which answers every task sent."""
 
@@ -60,7 +53,7 @@ class PersistentWorld:
 
     def run(self, task: object, timeout: float) -> list[RankOutcome]:
         """Run ``task`` on every rank; every rank's outcome, sorted by rank."""
-        log_sizes = {facts.rank: _log_size(facts.log_path) for facts in self.facts}
+        log_sizes = {facts.rank: log_size(facts.log_path) for facts in self.facts}
         remove_ledger_files(self._ranks.test_dir, range(self.size))  # the last test's
         self._ranks.outcomes = {}
         self._ranks.send_all(task)
@@ -108,7 +101,7 @@ class ClassWorlds:
     def _open(self, name: str) -> None:
         """No world yet; the directory the worlds will live in."""
         self._dir = tempfile.mkdtemp(prefix=f"{name}-", dir=fork_server.run_directory())
-        self._current: PersistentWorld | None = None
+        self._current: KeptRankGeneration | None = None
         self._generation = 0
 
     def _world_task(self) -> object:
@@ -120,11 +113,11 @@ class ClassWorlds:
         """The ranks of a new world, on this machine's devices."""
         return world_facts(world_size, world_dir)
 
-    def _start(self, world_size: int, context: ForkServerContext) -> PersistentWorld:
+    def _start(self, world_size: int, context: ForkServerContext) -> KeptRankGeneration:
         self._generation += 1
         world_dir = os.path.join(self._dir, f"world-{self._generation}")
         os.mkdir(world_dir)
-        return PersistentWorld(self._world_task(), self._world_facts(world_size, world_dir), context, self.target)
+        return KeptRankGeneration(self._world_task(), self._world_facts(world_size, world_dir), context, self.target)
 
     def run(self, test: unittest.TestCase, settings: RunSettings) -> Verdict:
         """Run ``test``'s method on the kept world (a new one if none of its size is kept)."""

@@ -46,7 +46,7 @@ from . import rank_session
 from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, ThreadRankValue, function_arguments
 from .world_size_mark import WorldSizeMark
 
-__all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_as_launched_rank", "close_kept_worlds",
+__all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_item_as_launched_rank", "close_kept_worlds",
            "rank_facts_for", "timeout_of"]
 
 __unittest = True
@@ -219,7 +219,7 @@ def _as_unittest_skip(body: Callable[[], None]) -> None:
         raise unittest.SkipTest(str(skip.msg)) from None
 
 
-def run_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
+def run_item_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
     """Set up ``item``'s fixtures and run it as this launched rank; raise the verdict of all
     its ranks."""
     from ..launched import launched_run

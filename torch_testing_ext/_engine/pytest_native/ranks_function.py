@@ -75,9 +75,9 @@ class LaunchedRanksFunction(pytest.Function):
         """Nothing yet: the fixtures are set up as this rank, when the test runs."""
 
     def runtest(self) -> None:
-        from .pytest_worlds import run_as_launched_rank
+        from .pytest_worlds import run_item_as_launched_rank
 
-        run_as_launched_rank(self, *self.stash[WORLD_KEY])
+        run_item_as_launched_rank(self, *self.stash[WORLD_KEY])
 
 
 def launched_teardown() -> Generator[None, Any, Any]:

@@ -61,7 +61,7 @@ class ThreadedRun:
     left_running: list[int]
 
 
-class _Ranks:
+class _RankThreads:
     """The rank threads of one run and the outcomes they record (the first per rank counts)."""
 
     def __init__(self, world_size: int, test_function: Any = None, test_class: Any = None) -> None:
@@ -102,7 +102,7 @@ def _outcome_of(rank: int, error: BaseException) -> RankOutcome:
     return outcome_of(rank, error)
 
 
-def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: float) -> None:
+def _rank_main(ranks: _RankThreads, rank: int, body: Callable[[int], None], timeout: float) -> None:
     facts = RankFacts(rank, ranks.world_size, devices.rank_device(rank), threaded_pg.THREADED_BACKEND, test_dir="")
     enter_thread_rank(facts)
     faults = begin_test(facts, ranks.test_function, ranks.test_class, thread=True)
@@ -124,7 +124,7 @@ def _rank_main(ranks: _Ranks, rank: int, body: Callable[[int], None], timeout: f
     ranks.record(end_test(outcome, faults, thread=True))
 
 
-def _stop_stuck(ranks: _Ranks, timeout: float) -> list[int]:
+def _stop_stuck(ranks: _RankThreads, timeout: float) -> list[int]:
     """Report the ranks still running as timed out, wake them, and return those that stay."""
     stuck = ranks.alive()
     frames = thread_frames()
@@ -149,7 +149,7 @@ def run_rank_threads(body: Callable[[int], None], world_size: int, timeout: floa
     """Run ``body(rank)`` on ``world_size`` rank threads, each in the default threaded group,
     its collective calls recorded (``test_function`` and ``test_class``: the test, whose
     injected faults and lockstep wish apply)."""
-    ranks = _Ranks(world_size, test_function, test_class)
+    ranks = _RankThreads(world_size, test_function, test_class)
     install_thread_local_world()
     threaded_pg.set_active_exchange(ranks.exchange)
     left_running: list[int] = []
