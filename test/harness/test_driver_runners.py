@@ -40,6 +40,11 @@ class TestFileKind(TestCase):
             "run_tests outside the main block": "from x import run_tests\nrun_tests()\n",
             "another guard": 'if __name__ != "__main__":\n    run_tests()\n',
             "a syntax error": "def test_x(:\n",
+            # run_tests() would run only the class: pytest runs the function too
+            "run_tests beside a pytest function": ("import pytest\nfrom x import TestCase, run_tests\n"
+                                                   "class TestA(TestCase):\n    def test_a(self):\n        pass\n"
+                                                   "@pytest.mark.world_size(2)\ndef test_b(rank):\n    pass\n"
+                                                   'if __name__ == "__main__":\n    run_tests()\n'),
         }
         for what, source in sources.items():
             with self.subTest(what):

@@ -1,9 +1,10 @@
 """How a test file runs: as a script whose ``__main__`` calls ``run_tests()``, or under pytest.
 
 A file whose ``if __name__ == "__main__":`` block calls ``run_tests()`` (this harness's entry,
-or upstream's) runs as ``python FILE``, which takes test ids (``TestA``, ``TestA.test_x``) and
-``--save-xml``. Any other file (plain pytest functions, ``unittest.main()``) runs as ``python -m
-pytest FILE``, which takes node ids (``FILE::TestA::test_x[param]``) and ``--junitxml``::
+or upstream's), and that has no module-level ``test*`` functions, runs as ``python FILE``,
+which takes test ids (``TestA``, ``TestA.test_x``) and ``--save-xml``. Any other file (plain
+pytest functions, ``unittest.main()``) runs as ``python -m pytest FILE``, which takes node ids
+(``FILE::TestA::test_x[param]``) and ``--junitxml``::
 
     kind = file_kind(Path("tests/test_x.py"))
     command = run_command(sys.executable, Path("tests/test_x.py"), kind, ("TestA",),
@@ -73,12 +74,20 @@ def _calls_run_tests(statement: ast.stmt) -> bool:
     return False
 
 
+def _is_test_function(statement: ast.stmt) -> bool:
+    return isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)) and statement.name.startswith("test")
+
+
 def file_kind(path: Path) -> FileKind:
-    """``SCRIPT`` if the file's ``__main__`` block calls ``run_tests()``, else ``PYTEST`` (also
-    for a file that cannot be read or parsed: pytest then reports why)."""
+    """``SCRIPT`` if the file's ``__main__`` block calls ``run_tests()`` and it has no
+    module-level test functions (``run_tests()`` runs only its unittest classes; pytest runs
+    both), else ``PYTEST`` (also for a file that cannot be read or parsed: pytest then reports
+    why)."""
     try:
         tree = ast.parse(path.read_bytes(), filename=str(path))
     except (OSError, SyntaxError, ValueError):
+        return FileKind.PYTEST
+    if any(_is_test_function(s) for s in tree.body):
         return FileKind.PYTEST
     if any(_is_main_guard(s) and _calls_run_tests(s) for s in tree.body):
         return FileKind.SCRIPT
