@@ -6,10 +6,11 @@ What tests import lives at the top level. The upstream-named faces mirror
 ``logging_utils``, ``two_tensor``, ``dist_utils``, ``common_dist_composable`` and the package
 ``distributed``) so that an upstream test moves here by rewriting its imports. Ours:
 ``collectives`` (the collective ledger and fault injection), ``devices`` (machine facts),
-``fake_ddp``, ``cpu_compat``, ``dtensor``, ``run_test`` (the shard driver), ``migrate`` (the
-import rewrite), ``pytest_plugin`` and ``launcher.pytest_ranks``; and here, the errors that end
-a multi-rank test whose ranks did not all pass. ``docs/api.md`` lists the public API; the
-private engine behind it (``_engine``) promises nothing.
+``hf_bert`` (the BERT size for this machine), ``fake_ddp``, ``cpu_compat``, ``dtensor``,
+``run_test`` (the shard driver), ``migrate`` (the import rewrite), ``pytest_plugin`` and
+``launcher.pytest_ranks``; and here, the errors that end a multi-rank test whose ranks did not
+all pass. ``docs/api.md`` lists the public API; the private engine behind it (``_engine``)
+promises nothing.
 """
 
 from ._engine.worlds.outcomes import RankError, RankFailure, RanksDidNotPass

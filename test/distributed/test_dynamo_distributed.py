@@ -49,8 +49,6 @@ from torch.nn.attention.flex_attention import flex_attention
 from torch.nn.parallel import DistributedDataParallel as DDP
 
 from torch_testing_ext import devices
-from torch_testing_ext._engine.models.hf_bert import hf_bert_config, hf_bert_size
-from torch_testing_ext._engine.skips.skip_checks import skip_if
 from torch_testing_ext.common_cuda import (
     PLATFORM_SUPPORTS_FLASH_ATTENTION,
     PLATFORM_SUPPORTS_MEM_EFF_ATTENTION,
@@ -66,6 +64,7 @@ from torch_testing_ext.common_distributed import (
 from torch_testing_ext.common_utils import run_tests, skipIfXpu
 from torch_testing_ext.cpu_compat import fsdp_device_id
 from torch_testing_ext.fake_ddp import FakeDDP, FakeDDPTestCase, active_ddp_module
+from torch_testing_ext.hf_bert import hf_bert_config, hf_bert_size
 from torch_testing_ext.inductor_utils import (
     GPU_INDUCTOR_SKIP_REASON,
     HAS_GPU,
@@ -287,7 +286,7 @@ def get_custom_model(device):
 def get_hf_bert(rank):
     """A Hugging Face BERT for masked LM, built from a config, and a batch with labels.
 
-    The size is the harness's choice (``torch_testing_ext._engine.models.hf_bert``): upstream's
+    The size is the harness's choice (``torch_testing_ext.hf_bert``): upstream's
     ``BertConfig()`` with 4 x 512 tokens on accelerators, a smaller BERT on a CPU-only machine.
     """
     try:
@@ -374,7 +373,7 @@ class TestFakeDistributedSingleProc(FakeDDPTestCase):
     """Every test runs with ``optimize_ddp=True`` (DDPOptimizer on), set by the base class."""
 
     @requires_inductor_backend
-    @skip_if(torch._inductor.config.triton.native_matmul,
+    @unittest.skipIf(torch._inductor.config.triton.native_matmul,
              "FIXME : native matmul fails. RuntimeError: Cannot access data pointer of Tensor")
     @patch.object(torch._inductor.config, "fallback_random", True)
     def test_hf_bert_ddp_inductor(self):
@@ -669,7 +668,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             self._fsdp_two_ways("aot_eager")
 
     @skip_if_lt_x_gpu(2)
-    @skip_if(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON)
+    @unittest.skipIf(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON)
     @requires_cuda_and_triton
     def test_ddp_optimizer_cudagraph(self):
         class Net(nn.Module):
@@ -780,7 +779,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
 
     @import_transformers_or_skip()
     @requires_inductor_backend
-    @skip_if(PLATFORM_SUPPORTS_FLASH_ATTENTION or PLATFORM_SUPPORTS_MEM_EFF_ATTENTION,
+    @unittest.skipIf(PLATFORM_SUPPORTS_FLASH_ATTENTION or PLATFORM_SUPPORTS_MEM_EFF_ATTENTION,
              "Inaccurate results with fused SDPA kernels")
     @patch.object(torch._inductor.config.triton, "cudagraphs", False)
     @patch.object(torch._inductor.config, "fallback_random", True)
@@ -967,7 +966,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
         return f
 
     @requires_inductor_backend
-    @skip_if(torch._inductor.config.triton.native_matmul,
+    @unittest.skipIf(torch._inductor.config.triton.native_matmul,
              "FIXME : native matmul fails. RuntimeError: Cannot access data pointer of Tensor")
     @config.patch(enable_compiler_collectives=True)
     @patch.object(torch._inductor.config, "max_autotune_gemm", True)
@@ -987,7 +986,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             print(f"Result from {self.rank} is {f(a, b, c)}")
 
     @requires_inductor_backend
-    @skip_if(torch._inductor.config.triton.native_matmul,
+    @unittest.skipIf(torch._inductor.config.triton.native_matmul,
              "FIXME : native matmul fails. RuntimeError: Cannot access data pointer of Tensor")
     @config.patch(enable_compiler_collectives=True)
     @patch.object(torch._inductor.config, "max_autotune_gemm", True)
@@ -1039,7 +1038,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             self.assertEqual(f(x), x + 1)
 
     @skipIfXpu
-    @skip_if(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON + " (and the NCCL-only ephemeral timeout"
+    @unittest.skipIf(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON + " (and the NCCL-only ephemeral timeout"
              " extension this test relies on)")
     @patch.object(torch._inductor.config, "fx_graph_cache", False)
     @patch.object(torch._inductor.config, "fx_graph_remote_cache", False)
@@ -1070,7 +1069,7 @@ class TestMultiProc(DynamoDistributedMultiProcTestCase):
             torch.accelerator.synchronize(self.device)
 
     @skipIfXpu
-    @skip_if(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON + " (and Inductor's NCCL timeout"
+    @unittest.skipIf(not HAS_GPU, GPU_INDUCTOR_SKIP_REASON + " (and Inductor's NCCL timeout"
              " extension on FX-cache hits this test relies on)")
     @patch.object(torch._inductor.config, "fx_graph_cache", True)
     @patch.object(torch._inductor.config, "fx_graph_remote_cache", False)
@@ -1152,7 +1151,7 @@ def _alibi_flex_attention_model(attention, S, H, D):
 
 
 # FlexAttention has no CPU backward in torch 2.13 and these tests train (q/k/v need grad).
-_FLEX_ATTENTION_SKIP = skip_if(devices.accelerator_type() is None,
+_FLEX_ATTENTION_SKIP = unittest.skipIf(devices.accelerator_type() is None,
                                "Requires accelerator: FlexAttention does not support backward "
                                "on CPU, and q/k/v require grad here")
 

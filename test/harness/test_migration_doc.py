@@ -11,7 +11,7 @@ from torch_testing_ext.common_utils import TestCase, run_tests
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 DOC = PACKAGE.parent / "docs" / "migration.md"
 # Modules of ours at the top level that mirror no upstream module.
-OURS = {"devices", "fake_ddp", "cpu_compat", "dtensor", "run_test", "collectives"}
+OURS = {"devices", "fake_ddp", "cpu_compat", "dtensor", "run_test", "collectives", "hf_bert"}
 ROW = re.compile(r"^\| `torch_testing_ext\.([\w.]+)` \| (.*) \|$")
 
 

@@ -5,7 +5,7 @@ import os
 import unittest
 from unittest import mock
 
-from torch_testing_ext._engine.models import hf_bert as models
+from torch_testing_ext import hf_bert as models
 from torch_testing_ext.common_utils import TestCase, run_tests
 
 from fixtures.fake_devices import pretend_accelerator

@@ -11,7 +11,6 @@
   ``NestedWrappedModuleWithDelay``, ``MixtureOfExperts`` and ``DummyDDP``;
 - ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
 - ``fsdp_skip_models``: ``SkipModel``, ``SkipModule`` and ``NestedLinear``;
-- ``hf_bert``: the BERT size for this machine (upstream's on an accelerator, smaller on CPU);
 - ``megatron_model``: ``SimpleMegatronLM``, two linear layers for sharding-plan tests;
 - ``sharded_models``: ``MyShardedModel1``/``MyShardedModel2``, modules holding sharded tensors;
 - ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed);

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ... import devices
-from ..worlds import settings
+from . import devices
+from ._engine.worlds import settings
 
 __all__ = ["HFBertSize", "UPSTREAM_HF_BERT", "CPU_HF_BERT", "HF_BERT_ENV", "hf_bert_size",
            "hf_bert_config"]
