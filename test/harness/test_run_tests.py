@@ -16,6 +16,7 @@ import types
 import xml.etree.ElementTree as ET
 from unittest import mock
 
+from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext._engine.runner import main as file_runner_main
 from torch_testing_ext._engine.testcase.tensor_testcase import current_seed, set_default_seed
 from torch_testing_ext.common_utils import TestCase, run_tests
@@ -42,6 +43,25 @@ def run_here(*args, **env):
         finally:
             set_default_seed(seed)
     return code, out.getvalue(), err.getvalue()
+
+
+class TestModuleLevelFunctions(TestCase):
+    def test_a_file_with_test_functions_runs_them_too(self):
+        # run_tests() alone would run the passing class and never the failing function.
+        source = ("from torch_testing_ext.common_utils import TestCase, run_tests\n"
+                  "class TestA(TestCase):\n    def test_a(self):\n        pass\n"
+                  "def test_b():\n    assert 1 == 2, 'the function ran'\n"
+                  "if __name__ == '__main__':\n    run_tests()\n")
+        with tempfile.TemporaryDirectory(prefix="selftest-functions-") as directory:
+            path = os.path.join(directory, "test_mixed.py")
+            with open(path, "w") as file:
+                file.write(source)
+            run = run_file(path, cwd=directory)
+        self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
+        self.assertIn("module-level test functions test_b", run.stderr)
+        self.assertIn("the function ran", run.stdout)
+        self.assertEqual(sorted(run.statuses.values(), key=str), sorted(
+            [Status.PASSED, Status.FAILED], key=str), run.statuses)
 
 
 class TestRunTestsFlags(TestCase):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import os
 import sys
 import types
@@ -175,6 +176,13 @@ def _run_unittest(args: argparse.Namespace, file: _TestFile, suite: unittest.Tes
     return 0 if success else 1
 
 
+def _module_test_functions(module: types.ModuleType) -> list[str]:
+    """The test functions defined at the top of ``module`` (pytest collects them; unittest's
+    loader does not)."""
+    return [name for name, value in vars(module).items()
+            if name.startswith("test") and inspect.isfunction(value) and value.__module__ == module.__name__]
+
+
 def _importing_script_for_a_child() -> bool:
     """True while multiprocessing imports the main script in another process (as
     ``__mp_main__``: in the fork server or a spawned child), where a module-level
@@ -206,6 +214,12 @@ def run_tests(argv: list[str] | None = None, *, module: types.ModuleType | None 
     if args.accept:
         os.environ["EXPECTTEST_ACCEPT"] = "1"  # expecttest reads it at every assertExpected*
     interrupts.install_sigterm_handler()
+    functions = _module_test_functions(file.module)
+    if functions and not args.use_pytest and not args.list:
+        print(f"{prog}: run_tests() collects test classes, not the module-level test functions "
+              f"{', '.join(functions)}: running the file under pytest (as --use-pytest does), which "
+              "runs both", file=sys.stderr)
+        args.use_pytest = True
     try:
         if args.use_pytest:
             sys.exit(_run_pytest(args, file, launched))
