@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import logging
 
-from ._engine.distributed_bases.ddp_checks import verify_ddp_error_logged
 from ._engine.distributed_bases.distributed_test_base import DistributedTestBase
-from ._engine.distributed_bases.nccl_env import with_nccl_blocking_wait
-from ._engine.distributed_bases.rank_devices import init_multigpu_helper, requires_ddp_rank
 from ._engine.distributed_bases.sparse_reduce_cases import simple_sparse_reduce_tests
 from ._engine.distributed_bases.subtests import run_subtests
-from ._engine.distributed_bases.upstream_timeouts import get_timeout
+from ._engine.distributed_bases.upstream_aids import (
+    get_timeout,
+    init_multigpu_helper,
+    requires_ddp_rank,
+    verify_ddp_error_logged,
+    with_nccl_blocking_wait,
+)
 from ._engine.dynamo_bases.dynamo_distributed_cases import (
     DynamoDistributedMultiProcTestCase,
     DynamoDistributedSingleProcTestCase,

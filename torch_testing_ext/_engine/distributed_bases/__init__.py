@@ -2,10 +2,7 @@
 
 - ``checkpoint_extensions``: ``Rot13Example`` and ``get_test_extension_registry``, a checkpoint
   stream transform for tests;
-- ``ddp_checks``: ``verify_ddp_error_logged``;
 - ``distributed_test_base``: ``DistributedTestBase``, ranks that create a group per device;
-- ``nccl_env``: ``with_nccl_blocking_wait``;
-- ``rank_devices``: ``requires_ddp_rank`` and ``init_multigpu_helper``;
 - ``rpc_fixtures``: the RPC agents' test fixtures (TensorPipe, faulty TensorPipe), and
   ``dist_init``, RPC around a test body;
 - ``rpc_suites``: ``generate_tests`` and the RPC suite lists, as placeholders that skip;
@@ -14,5 +11,6 @@
 - ``state_dict_checks``: ``VerifyStateDictMixin``, a distributed state dict against a plain one;
 - ``subtests``: ``run_subtests``, one body over every combination of some arguments, and
   ``SubtestsMixin``, the same as a method;
-- ``upstream_timeouts``: ``get_timeout``, upstream's per-test timeouts.
+- ``upstream_aids``: ``verify_ddp_error_logged``, ``requires_ddp_rank``, ``init_multigpu_helper``,
+  ``get_timeout``, ``with_nccl_blocking_wait``: small aids named as in ``common_distributed``.
 """
