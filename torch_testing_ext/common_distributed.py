@@ -38,7 +38,7 @@ from ._engine.skips import distributed_skips
 from ._engine.skips.distributed_skips import *  # noqa: F403  # the face re-exports exactly distributed_skips.__all__
 from ._engine.skips.platform_skips import skip_but_pass_in_sandcastle, skip_but_pass_in_sandcastle_if
 from ._engine.skips.skip_codes import TEST_SKIPS, TestSkip
-from ._engine.testcase.output_capture import captured_output
+from ._engine.testcase.testing_aids import captured_output
 from ._engine.threads.spawn_threads import spawn_threads_and_init_comms
 from ._engine.threads.threaded_test_case import MultiThreadedTestCase
 from .devices import at_least_x_gpu, sm_is_or_higher_than

@@ -26,7 +26,6 @@ from ._engine.testcase.autograd_checks import (
 )
 from ._engine.testcase.hw_classification import HardwareClassification, filter_by_hw_classification
 from ._engine.testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
-from ._engine.testcase.serial_mark import serialTest
 from ._engine.testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
 from ._engine.testcase.tensor_testcase import TestCase
 from ._engine.testcase.testing_aids import (
@@ -34,6 +33,7 @@ from ._engine.testcase.testing_aids import (
     check_leaked_tensors,
     device_sleep,
     get_cycles_per_ms,
+    serialTest,
     suppress_warnings,
     wrapSwapTensorsTest,
 )

@@ -7,13 +7,11 @@
   exits;
 - ``hw_classification``: ``HardwareClassification``, a test class's hardware label, and
   ``filter_by_hw_classification``;
-- ``output_capture``: ``captured_output``;
 - ``parametrize``: ``@parametrize``, ``subtest``, ``decorateIf`` and
   ``instantiate_parametrized_tests``;
 - ``ranks_testcase``: ``RanksTestCase``, the template of every test case whose methods run on ranks;
-- ``serial_mark``: ``serialTest``;
 - ``temp_paths``: ``TemporaryFileName`` and ``TemporaryDirectoryName``;
 - ``tensor_testcase``: ``TestCase`` and the seed every test starts from;
 - ``testing_aids``: ``NoTest``, ``suppress_warnings``, ``check_leaked_tensors``,
-  ``wrapSwapTensorsTest``, ``get_cycles_per_ms``, ``device_sleep``.
+  ``wrapSwapTensorsTest``, ``get_cycles_per_ms``, ``device_sleep``, ``captured_output``, ``serialTest``.
 """

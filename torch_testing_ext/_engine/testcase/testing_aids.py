@@ -1,6 +1,7 @@
-"""Small aids test bodies use, named as in ``common_utils``: a base pytest does not collect,
-warnings silenced, tensors kept alive by reference cycles, the swap-tensors flag for one test,
-and a device's busy-wait and its rate.
+"""Small aids test bodies use, named as in ``common_utils`` and ``common_distributed``: a base
+pytest does not collect, warnings silenced, tensors kept alive by reference cycles, the
+swap-tensors flag for one test, a device's busy-wait and its rate, the output of a block, and
+the serial mark.
 
 Example::
 
@@ -11,9 +12,12 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
+import io
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -32,6 +36,8 @@ __all__ = [
     "get_cycles_per_ms",
     "cpu_busy_wait",
     "device_sleep",
+    "captured_output",
+    "serialTest",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -149,3 +155,29 @@ def get_cycles_per_ms(device: str = "cuda") -> float:
             "is measured")
     samples = sorted(_cpu_cycles_per_ms() for _ in range(10))
     return statistics.mean(samples[2:-2])
+
+
+@contextlib.contextmanager
+def captured_output() -> Iterator[tuple[io.StringIO, io.StringIO]]:
+    """Send ``sys.stdout`` and ``sys.stderr`` to two ``StringIO`` for the block; yield them."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        yield out, err
+
+
+def serialTest(condition: bool = True) -> Callable[[_F], _F]:
+    """Decorator: mark the test as serial when ``condition`` holds (call it: ``@serialTest()``).
+
+    Every test file runs its tests one after another (``run_tests`` and the shard driver never
+    run two tests of a file at once), so the mark changes nothing here. Under pytest it becomes
+    ``pytest.mark.serial``, which pytest-xdist users can select on (``-m "not serial"``)."""
+    if type(condition) is not bool:
+        raise TypeError(f"serialTest takes a bool, got {condition!r}: write @serialTest()")
+
+    def mark(fn: _F) -> _F:
+        pytest = sys.modules.get("pytest")  # only a pytest run reads the mark
+        if condition and pytest is not None:
+            return pytest.mark.serial(fn)
+        return fn
+
+    return mark
