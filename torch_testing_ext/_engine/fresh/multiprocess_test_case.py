@@ -36,7 +36,7 @@ from .._torch_private import test_method_name
 from ..launched.launched_run import LaunchedTest
 from ..launched.launched_world import LaunchedWorld
 from ..launched.launcher_env import launched_rank
-from ..testcase.ranks_testcase import DEFAULT_TEST_TIMEOUT, RanksTestCase, dispatch_to_ranks
+from ..testcase.ranks_testcase import RanksTestCase, dispatch_to_ranks
 from ..testcase.tensor_testcase import current_seed
 from ..worlds import settings
 from ..worlds.outcomes import RankError, RankFailure
@@ -47,7 +47,7 @@ from .fresh_world import FreshWorld, verdict_with_leftovers, world_facts
 from .leftovers import LeftoverProcessWarning
 from .rank_process import run_between_hooks
 
-__all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV", "DEFAULT_TEST_TIMEOUT",
+__all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV",
            "LeftoverProcessWarning", "dispatch_to_ranks", "world_facts", "verdict_with_leftovers"]
 
 __unittest = True
@@ -148,4 +148,4 @@ class MultiProcessTestCase(RanksTestCase):
         try:
             return self._checked_settings().timeout
         except settings.SettingError:
-            return DEFAULT_TEST_TIMEOUT
+            return settings.DEFAULT_TEST_TIMEOUT

@@ -36,7 +36,6 @@ from ..fresh.supervisor import RanksEnded
 from ..kept.kept_world import ClassWorlds
 from ..process_groups import threaded_pg
 from ..reporting.status import Status
-from ..testcase.ranks_testcase import DEFAULT_TEST_TIMEOUT
 from ..testcase.tensor_testcase import current_seed
 from ..threads.rank_threads import ThreadRankFailure, run_rank_threads, thread_verdict
 from ..worlds import settings
@@ -57,7 +56,7 @@ _SESSION_MODULE = rank_session.__name__  # what the fork server preloads for pyt
 def timeout_of(mark: WorldSizeMark) -> float:
     """Seconds for all ranks of one test: ``TORCH_TESTING_EXT_TIMEOUT`` when set (it overrides
     every class's and marker's, as for the test cases), else the marker's, else the default."""
-    return settings.timeout_seconds("world_size(timeout=...)", mark.timeout or DEFAULT_TEST_TIMEOUT)
+    return settings.timeout_seconds("world_size(timeout=...)", mark.timeout or settings.DEFAULT_TEST_TIMEOUT)
 
 
 def rank_facts_for(mark: WorldSizeMark, size: int, test_dir: str) -> list[RankFacts]:

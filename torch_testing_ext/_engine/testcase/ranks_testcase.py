@@ -26,12 +26,9 @@ from ..worlds.rank_facts import RankFacts, current_rank_facts
 from ..worlds.world import RunSettings, World
 from .tensor_testcase import TestCase
 
-__all__ = ["RanksTestCase", "DEFAULT_WORLD_SIZE", "DEFAULT_TEST_TIMEOUT", "dispatch_to_ranks"]
+__all__ = ["RanksTestCase", "dispatch_to_ranks"]
 
 __unittest = True
-
-DEFAULT_WORLD_SIZE = 4  # ranks of a test whose class does not say
-DEFAULT_TEST_TIMEOUT = 300.0  # seconds for one test on all its ranks
 
 
 def _rank_facts() -> RankFacts:
@@ -46,8 +43,8 @@ class RanksTestCase(TestCase):
     """A test case whose every test method runs on ``world_size`` ranks, and passes only if
     every rank passed (see the module docstring); a subclass says where the ranks run."""
 
-    world_size: int = DEFAULT_WORLD_SIZE
-    timeout: float = DEFAULT_TEST_TIMEOUT
+    world_size: int = settings.DEFAULT_WORLD_SIZE
+    timeout: float = settings.DEFAULT_TEST_TIMEOUT
     #: Load inductor's compiler (and its per-process caches) once in the process that rank
     #: processes are forked from, instead of in every rank: for classes whose tests compile.
     warm_inductor_in_server: bool = False

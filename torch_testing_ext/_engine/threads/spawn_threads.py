@@ -25,7 +25,6 @@ from typing import Any
 
 from ..worlds import settings
 from .rank_threads import raise_for_outcome, run_rank_threads
-from .threaded_test_case import DEFAULT_THREADED_TIMEOUT, DEFAULT_WORLD_SIZE
 
 __all__ = ["spawn_threads_and_init_comms"]
 
@@ -33,8 +32,8 @@ __unittest = True
 
 
 def spawn_threads_and_init_comms(func: Callable[..., Any] | None = None,
-                                 timeout: float = DEFAULT_THREADED_TIMEOUT,
-                                 world_size: int = DEFAULT_WORLD_SIZE) -> Any:
+                                 timeout: float = settings.DEFAULT_TEST_TIMEOUT,
+                                 world_size: int = settings.DEFAULT_WORLD_SIZE) -> Any:
     """Decorator: run the method on ``world_size`` rank threads, each in the default
     ``threaded`` group, within ``timeout`` seconds (``TORCH_TESTING_EXT_TIMEOUT`` overrides)."""
     if func is None:

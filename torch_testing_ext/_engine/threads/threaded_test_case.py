@@ -25,15 +25,14 @@ from __future__ import annotations
 from typing import Any
 
 from ... import devices
-from ..testcase.ranks_testcase import DEFAULT_TEST_TIMEOUT, DEFAULT_WORLD_SIZE, RanksTestCase
+from ..testcase.ranks_testcase import RanksTestCase
 from ..worlds.world import World
 from .thread_world import ThreadWorld
 
-__all__ = ["MultiThreadedTestCase", "DEFAULT_WORLD_SIZE", "DEFAULT_THREADED_TIMEOUT"]
+__all__ = ["MultiThreadedTestCase"]
 
 __unittest = True
 
-DEFAULT_THREADED_TIMEOUT = DEFAULT_TEST_TIMEOUT  # seconds for one test on all its rank threads
 
 
 class MultiThreadedTestCase(RanksTestCase):

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
+    "DEFAULT_WORLD_SIZE",
+    "DEFAULT_TEST_TIMEOUT",
     "SettingError",
     "EnvSetting",
     "ENV_SETTINGS",
@@ -46,6 +48,10 @@ __all__ = [
 ]
 
 __unittest = True  # a SettingError shows as its one line
+
+# The defaults every way of running ranks shares (test cases, pytest's marker, threads).
+DEFAULT_WORLD_SIZE = 4  # ranks of a test whose class (or marker) does not say
+DEFAULT_TEST_TIMEOUT = 300.0  # seconds for one test on all its ranks
 
 
 class SettingError(ValueError):
