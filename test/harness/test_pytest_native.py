@@ -34,7 +34,7 @@ from torch_testing_ext._engine.pytest_native.rank_session import session_options
 from torch_testing_ext._engine.pytest_native.world_size_mark import MarkError, WorldSizeMark, parse_mark, size_id
 from torch_testing_ext._engine.reporting.stack_dumps import is_harness_file
 from torch_testing_ext._engine.reporting.status import Status
-from torch_testing_ext._engine.worlds.interrupts import InterruptWatch, Terminated
+from torch_testing_ext._engine.worlds.interrupts import InterruptListener, Terminated
 from torch_testing_ext._engine.worlds.outcomes import RankOutcome, combine, outcome_of
 from torch_testing_ext.common_utils import TestCase, run_tests
 
@@ -440,16 +440,16 @@ class TestInProcess(TestCase):
         if threading.current_thread() is not threading.main_thread():
             self.skipTest("signal handlers are set in the main thread only")
         before = signal.getsignal(signal.SIGINT)
-        with InterruptWatch() as watch:
+        with InterruptListener() as listener:
             try:
                 raise KeyboardInterrupt  # the test's own
             except KeyboardInterrupt as error:
                 own = error
-            self.assertFalse(watch.is_a_stop(own))
-            self.assertTrue(watch.is_a_stop(Terminated("received signal SIGTERM")))
+            self.assertFalse(listener.is_a_stop(own))
+            self.assertTrue(listener.is_a_stop(Terminated("received signal SIGTERM")))
             with self.assertRaises(KeyboardInterrupt) as ctrl_c:
                 signal.raise_signal(signal.SIGINT)
-            self.assertTrue(watch.is_a_stop(ctrl_c.exception))
+            self.assertTrue(listener.is_a_stop(ctrl_c.exception))
         self.assertIs(signal.getsignal(signal.SIGINT), before)
         # The launched run takes the test's own for its outcome.
         line = own.__traceback__.tb_lineno

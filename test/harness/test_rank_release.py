@@ -18,7 +18,7 @@ class TestRankRelease(TestCase):
     def test_released_ranks_exit_by_themselves(self):
         # A rank that is never released would be killed after EXIT_GRACE (exit code -9).
         exit_codes = []
-        original_finish = supervisor._RankProcesses.finish
+        original_finish = supervisor._FreshRanks.finish
 
         def finish(ranks):
             outcomes = original_finish(ranks)
@@ -26,7 +26,7 @@ class TestRankRelease(TestCase):
             return outcomes
 
         result = unittest.TestResult()
-        with mock.patch.object(supervisor._RankProcesses, "finish", finish):
+        with mock.patch.object(supervisor._FreshRanks, "finish", finish):
             inprocess_cases.RanksWaitForEachOther("test_finished_rank_outlives_a_slower_peer").run(result)
         self.assertEqual(result.errors + result.failures, [])
         self.assertEqual(exit_codes, [0, 0])

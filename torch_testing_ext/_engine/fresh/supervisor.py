@@ -37,7 +37,7 @@ from .fork_server import server_pid
 from .leftovers import Leftover, find_leftovers, kill_leftovers
 from .rank_process import run_rank
 
-__all__ = ["RanksEnded", "RankWatch", "Watch", "run_ranks", "wait_for_outcomes", "kill_process_group",
+__all__ = ["RanksEnded", "RankProcesses", "AwaitedRanks", "run_ranks", "wait_for_outcomes", "kill_process_group",
            "new_test_dir", "output_tail", "log_size", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
 
 __unittest = True
@@ -105,7 +105,7 @@ def _death_notice(rank: int, exitcode: int | None) -> RankOutcome:
     return RankOutcome(rank, Status.DIED, f"rank {rank} exited with code {exitcode} without reporting an outcome")
 
 
-class RankWatch:
+class RankProcesses:
     """Rank processes forked from the server, our ends of their connections, and what they
     have reported about the current test.
 
@@ -114,8 +114,8 @@ class RankWatch:
     write end we hold) closes. A rank that cannot start takes those already started with it.
     """
 
-    # Every RankWatch whose ranks may be running: another world's ranks are not leftovers.
-    _live: weakref.WeakSet[RankWatch] = weakref.WeakSet()
+    # Every RankProcesses whose ranks may be running: another world's ranks are not leftovers.
+    _live: weakref.WeakSet[RankProcesses] = weakref.WeakSet()
 
     def __init__(self, context: ForkServerContext, world: Sequence[RankFacts], target: Callable[..., None],
                  task: object) -> None:
@@ -126,7 +126,7 @@ class RankWatch:
         self.test_dir = world[0].test_dir if world else ""
         self._dumps_at: dict[int, int] = {}  # where a rank's stack dump starts in its log
         lifeline, self._lifeline = context.Pipe(duplex=False)
-        RankWatch._live.add(self)
+        RankProcesses._live.add(self)
         try:
             for facts in world:
                 ours, theirs = context.Pipe(duplex=True)
@@ -208,7 +208,7 @@ class RankWatch:
 
     def leftovers(self) -> list[Leftover]:
         """Processes the ranks started and left running (below the fork server), killed."""
-        others = [pid for watch in list(RankWatch._live) if watch is not self for pid in watch._pids()]
+        others = [pid for ranks in list(RankProcesses._live) if ranks is not self for pid in ranks._pids()]
         leftovers = find_leftovers(server_pid(), self._pids(), spared=others)
         kill_leftovers(leftovers)
         return leftovers
@@ -250,10 +250,10 @@ class RankWatch:
         for connection in self.connections.values():
             connection.close()
         self._lifeline.close()
-        RankWatch._live.discard(self)
+        RankProcesses._live.discard(self)
 
 
-class _RankProcesses(RankWatch):
+class _FreshRanks(RankProcesses):
     """The fresh ranks of one test: started for it, released and gone after it."""
 
     def __init__(self, task: object, world: Sequence[RankFacts], context: ForkServerContext,
@@ -274,8 +274,8 @@ class _RankProcesses(RankWatch):
         return RanksEnded(self.sorted_outcomes(), leftovers)
 
 
-class Watch(Protocol):
-    """What :func:`wait_for_outcomes` needs of the ranks it waits for (a :class:`RankWatch`)."""
+class AwaitedRanks(Protocol):
+    """What :func:`wait_for_outcomes` needs of the ranks it waits for (a :class:`RankProcesses`)."""
 
     outcomes: dict[int, RankOutcome]
 
@@ -286,7 +286,7 @@ class Watch(Protocol):
     def stop(self, ranks: list[int], status: Status, detail: str, dump_stacks: bool) -> None: ...
 
 
-def wait_for_outcomes(ranks: Watch, timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
+def wait_for_outcomes(ranks: AwaitedRanks, timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
     """Wait until every rank of ``ranks`` has an outcome: its report, its death, or (a rank
     still running ``FAIL_FAST_GRACE`` s after another's problem, or at ``timeout``) stopped."""
     deadline = clock() + timeout
@@ -320,9 +320,9 @@ def run_ranks(
     lifeline)`` (a :class:`RankTask` with :func:`run_rank`, by default), which reports one
     outcome and waits for the release."""
     interrupts.install_sigterm_handler()
-    ranks: _RankProcesses | None = None
+    ranks: _FreshRanks | None = None
     try:
-        ranks = _RankProcesses(task, world, context, target)
+        ranks = _FreshRanks(task, world, context, target)
         wait_for_outcomes(ranks, timeout)
         ranks.release()
         return ranks.finish()

@@ -24,7 +24,7 @@ from .._torch_private import test_method_name
 from ..fresh import fork_server
 from ..fresh.fresh_world import verdict_with_leftovers, world_facts
 from ..fresh.leftovers import Leftover, describe_leftovers
-from ..fresh.supervisor import RanksEnded, RankWatch, log_size, wait_for_outcomes
+from ..fresh.supervisor import RankProcesses, RanksEnded, log_size, wait_for_outcomes
 from ..ledger.rank_ledger import attach_ledger_files, remove_ledger_files
 from ..reporting.status import Status
 from ..testcase.tensor_testcase import current_seed
@@ -49,7 +49,7 @@ class KeptRankGeneration:
                  target: Callable[..., None] = serve_rank) -> None:
         self.facts = list(facts)
         self.size = len(self.facts)
-        self._ranks = RankWatch(context, self.facts, target, world)
+        self._ranks = RankProcesses(context, self.facts, target, world)
 
     def run(self, task: object, timeout: float) -> list[RankOutcome]:
         """Run ``task`` on every rank; every rank's outcome, sorted by rank."""

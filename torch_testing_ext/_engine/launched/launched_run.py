@@ -52,7 +52,7 @@ from ..process_groups.teardown import destroy_process_groups, release_retired_pr
 from ..reporting.status import Status
 from ..reporting.tracebacks import format_user_stack
 from ..worlds import interrupts
-from ..worlds.interrupts import InterruptWatch
+from ..worlds.interrupts import InterruptListener
 from ..worlds.outcomes import RankOutcome, Verdict, combine, outcome_of
 from ..worlds.rank_facts import RankFacts, enter_rank, leave_rank
 from .launched_reports import run_abort_hooks
@@ -203,11 +203,11 @@ class LaunchedTest:
                          self.test_dir, rendezvous_base(self.key))
 
     def _run_task(self, task: Callable[[], None], world_size: int) -> RankOutcome:
-        with InterruptWatch() as watch:
+        with InterruptListener() as listener:
             try:
                 task()
             except KeyboardInterrupt as error:
-                if watch.is_a_stop(error):  # this process's Ctrl-C or SIGTERM: the run stops
+                if listener.is_a_stop(error):  # this process's Ctrl-C or SIGTERM: the run stops
                     raise
                 outcome = outcome_of(self.rank, error)  # the test raised it: it left the test
             except BaseException as error:  # every other ending of the test is this rank's outcome

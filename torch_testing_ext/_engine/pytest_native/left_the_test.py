@@ -10,7 +10,7 @@ test with pytest.exit('why') at test_x.py:12``):
   :func:`unwrapped` gives the report back the original;
 - on a launched rank (``torchrun -m pytest``) the test runs inside the launched run, which
   takes a ``KeyboardInterrupt`` the test raised for its outcome and the process's own Ctrl-C
-  or SIGTERM for a stop (``worlds.interrupts.InterruptWatch`` tells them apart).
+  or SIGTERM for a stop (``worlds.interrupts.InterruptListener`` tells them apart).
 
 Torch-free.
 """

@@ -30,7 +30,7 @@ import pytest
 
 from ..launched.launcher_env import launched_rank
 from ..reporting.status import Status
-from ..worlds.interrupts import InterruptWatch
+from ..worlds.interrupts import InterruptListener
 from ..worlds.outcomes import RankError, left_the_test_with, outcome_of
 from ..worlds.rank_facts import current_rank_facts
 from .item_state import WORLD_KEY
@@ -86,12 +86,12 @@ def launched_teardown() -> Generator[None, Any, Any]:
     test's own ``KeyboardInterrupt`` or another ``BaseException`` is an error of the test that
     names this rank, what it did and where, not a stop of the run (Ctrl-C and SIGTERM are)."""
     launched = launched_rank()
-    with InterruptWatch() as watch:
+    with InterruptListener() as listener:
         try:
             return (yield)
         except BaseException as error:
             if launched is None or left_the_test_with(error) is None or isinstance(error, _PYTEST_OUTCOMES) \
-                    or (isinstance(error, KeyboardInterrupt) and watch.is_a_stop(error)):
+                    or (isinstance(error, KeyboardInterrupt) and listener.is_a_stop(error)):
                 raise
             outcome = outcome_of(launched.rank, error)
             if outcome.status is not Status.ERROR:  # one of upstream's skip exit codes

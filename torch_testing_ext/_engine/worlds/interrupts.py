@@ -5,7 +5,7 @@ unittest lets ``KeyboardInterrupt`` through instead of recording it as a test er
 :class:`Terminated` derives from it: a SIGTERM stops the run like Ctrl-C does, every rank
 process is stopped and temporary files are removed, and the process exits with 143. A test
 that raises ``KeyboardInterrupt`` itself on a rank that runs in the test's process (a launched
-rank) has not stopped the run: :class:`InterruptWatch` says which it was.
+rank) has not stopped the run: :class:`InterruptListener` says which it was.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import signal
 import threading
 from types import FrameType
 
-__all__ = ["Terminated", "install_sigterm_handler", "exit_status_for", "InterruptWatch"]
+__all__ = ["Terminated", "install_sigterm_handler", "exit_status_for", "InterruptListener"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -38,32 +38,32 @@ def exit_status_for(interrupt: KeyboardInterrupt) -> int:
     return 128 + (signal.SIGTERM if isinstance(interrupt, Terminated) else signal.SIGINT)
 
 
-class InterruptWatch:
+class InterruptListener:
     """While active (in the main thread, with Python's own SIGINT handler), notes whether this
     process received SIGINT: a ``KeyboardInterrupt`` is then the user's Ctrl-C, not the
     test's. SIGTERM's :class:`Terminated` is always a stop."""
 
     def __init__(self) -> None:
         self.received = False
-        self._watching = False
+        self._listening = False
 
-    def __enter__(self) -> InterruptWatch:
+    def __enter__(self) -> InterruptListener:
         main = threading.current_thread() is threading.main_thread()
         if main and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
             signal.signal(signal.SIGINT, self._note)
-            self._watching = True
+            self._listening = True
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        if self._watching:
+        if self._listening:
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._watching = False
+            self._listening = False
 
     def _note(self, signum: int, frame: FrameType | None) -> None:
         self.received = True
         signal.default_int_handler(signum, frame)
 
     def is_a_stop(self, error: KeyboardInterrupt) -> bool:
-        """Whether ``error`` stops the run (Ctrl-C, SIGTERM, or not watched) rather than being
+        """Whether ``error`` stops the run (Ctrl-C, SIGTERM, or SIGINT not listened for) rather than being
         the test's own."""
-        return isinstance(error, Terminated) or self.received or not self._watching
+        return isinstance(error, Terminated) or self.received or not self._listening
