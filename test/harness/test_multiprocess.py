@@ -136,6 +136,16 @@ class TestRankOutcomes(TestCase):
         assert_outcomes(self, skipped, skipped=1)
         self.assertEqual(skipped.skipped[0][1], "Test requires world size of 4")
 
+    def test_file_name_names_a_path_from_setup_through_teardown(self):
+        # Upstream makes file_name in setUp and its tearDowns remove it: the test's directory
+        # (the fresh world's) is there until the test's cleanups, then gone.
+        before = set(os.listdir(fork_server.run_directory()))
+        with mock.patch.object(rank_faults.UpstreamStyle, "store_dir_in_tear_down", []) as seen:
+            assert_outcomes(self, run_case(rank_faults.UpstreamStyle, "test_ranks"), passed=1)
+        self.assertEqual(seen, [True])
+        left = {n for n in set(os.listdir(fork_server.run_directory())) - before if n.startswith("UpstreamStyle-")}
+        self.assertEqual(left, set(), "the test's directory was left behind")
+
 
 if __name__ == "__main__":
     run_tests()

@@ -3,8 +3,15 @@ its four worlds: the same test body sees the same rank facts on fresh, kept and 
 the template decides skips and settings before the world runs, and raises the world's verdict."""
 
 import inspect
+import os
+import re
+import unittest
 import warnings
+from pathlib import Path
 
+import torch_testing_ext._engine as engine
+from torch_testing_ext._engine.fresh import fork_server
+from torch_testing_ext._engine.fresh.fresh_world import FreshWorld
 from torch_testing_ext._engine.fresh.leftovers import LeftoverProcessWarning
 from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext._engine.threads.rank_threads import ThreadRankFailure
@@ -126,6 +133,37 @@ class TestTemplateOnAFakeWorld(TestCase):
         finally:
             leave_thread_rank()
         self.assertIsNone(current_rank_facts())
+
+
+class TestEachWorldOwnsItsDirectory(TestCase):
+    """A world makes the directory its ranks meet in and removes it when it closes: one place
+    (``worlds.world.WorldDir``), not the test case, the supervisor or the pytest plugin."""
+
+    def test_a_fresh_world_makes_its_directory_and_removes_it_when_it_closes(self):
+        world = FreshWorld("test x[2ranks]")
+        self.addCleanup(world.close)
+        self.assertTrue(os.path.isdir(world.test_dir))
+        self.assertEqual(os.path.dirname(world.test_dir), fork_server.run_directory())
+        self.assertTrue(os.path.basename(world.test_dir).startswith("test_x_2ranks_-"))
+        self.assertEqual(world.close(), "")
+        self.assertFalse(os.path.exists(world.test_dir))
+
+    def test_a_skip_before_any_rank_leaves_no_directory(self):
+        with self.assertRaises(unittest.SkipTest):
+            with FreshWorld("skipped") as world:
+                raise unittest.SkipTest("too few devices")
+        self.assertFalse(os.path.exists(world.test_dir))
+
+    def test_no_other_module_makes_or_removes_a_world_directory(self):
+        # The fork server makes and removes the run directory the worlds' directories live in.
+        allowed = {"worlds/world.py", "fresh/fork_server.py"}
+        makes_or_removes = re.compile(r"\b(mkdtemp|rmtree|rmdir|mkdir)\(")
+        root = Path(engine.__file__).parent
+        found = [f"{path.relative_to(root)}:{number}"
+                 for folder in ("worlds", "fresh", "kept", "launched", "pytest_native", "threads")
+                 for path in sorted((root / folder).glob("*.py")) if path.relative_to(root).as_posix() not in allowed
+                 for number, line in enumerate(path.read_text().splitlines(), 1) if makes_or_removes.search(line)]
+        self.assertEqual(found, [])
 
 
 if __name__ == "__main__":

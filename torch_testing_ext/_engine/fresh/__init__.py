@@ -2,7 +2,8 @@
 (``MultiProcessTestCase``).
 
 - ``fork_server``: the preloaded fork server that ranks are forked from;
-- ``fresh_world``: ``FreshWorld``, the ranks of one test (a ``ranks.world.World``);
+- ``fresh_world``: ``FreshWorld``, the ranks of one test and their directory (a
+  ``worlds.world.World``);
 - ``leftovers``: processes the ranks left running: found after the test, named, killed;
 - ``multiprocess_test_case``: ``MultiProcessTestCase``, the test-facing class;
 - ``rank_process``: what runs inside a rank, up to its ``RankOutcome``;

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 
 from .._torch_private import test_method_name
 from ..launched.launched_run import LaunchedTest
@@ -42,7 +41,6 @@ from ..worlds import settings
 from ..worlds.outcomes import RankError, RankFailure
 from ..worlds.rank_facts import STORE_FILE, current_rank_facts
 from ..worlds.world import World
-from . import fork_server, supervisor
 from .fresh_world import FreshWorld, verdict_with_leftovers, world_facts
 from .leftovers import LeftoverProcessWarning
 from .rank_process import run_between_hooks
@@ -112,10 +110,14 @@ class MultiProcessTestCase(RanksTestCase):
     def setUp(self) -> None:
         super().setUp()
         self._launched_test: LaunchedTest | None = None
+        self._fresh_world: FreshWorld | None = None
         launched = launched_rank()
         if launched is None:
-            self._test_dir: str | None = supervisor.new_test_dir(fork_server.run_directory(),
-                                                                  type(self).__name__)
+            # The test's world, and its directory, from now on: file_name works in setUp and
+            # tearDown too (upstream's is made in setUp); it goes after tearDown.
+            self._fresh_world = FreshWorld(type(self).__name__)
+            self.addCleanup(self._fresh_world.close)
+            self._test_dir: str | None = self._fresh_world.test_dir
             return
         # Under a launcher the ranks agree on the test's directory now, so that file_name
         # works in setUp and tearDown too (upstream tearDowns remove it); it goes after them.
@@ -123,11 +125,6 @@ class MultiProcessTestCase(RanksTestCase):
         self.addCleanup(self._launched_test.end)
         self._launched_test.begin(self._begin_timeout())
         self._test_dir = self._launched_test.test_dir
-
-    def tearDown(self) -> None:
-        super().tearDown()
-        if getattr(self, "_launched_test", None) is None and self._test_dir is not None:
-            shutil.rmtree(self._test_dir, ignore_errors=True)
 
     def _spawn_processes(self) -> None:
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after
@@ -137,8 +134,8 @@ class MultiProcessTestCase(RanksTestCase):
         """Fresh ranks for this test; under a launcher, this process as its rank."""
         launched = launched_rank()
         if launched is None:
-            assert self._test_dir is not None, "setUp makes the test's directory"
-            return FreshWorld(self._test_dir)
+            assert self._fresh_world is not None, "setUp makes the test's world"
+            return self._fresh_world
         body = functools.partial(run_between_hooks, self, test_method_name(self), current_seed())
         return LaunchedWorld(launched, body, getattr(self, "_launched_test", None))
 

@@ -8,16 +8,14 @@ the release and it tears down and exits. At the deadline, the ranks still
 running are asked for their Python stacks (faulthandler on SIGUSR1), reported as *timed out*
 with the test's stack (the dump without the harness's frames and watcher threads), and
 killed. Every rank is killed with its whole process group on the way out, also on Ctrl-C
-or SIGTERM, and the test's directory is removed.
+or SIGTERM. The test's directory is the world's (``fresh_world``), made and removed there.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import shutil
 import signal
-import tempfile
 import time
 import weakref
 from collections.abc import Callable, Sequence
@@ -38,7 +36,7 @@ from .leftovers import Leftover, find_leftovers, kill_leftovers
 from .rank_process import run_rank
 
 __all__ = ["RanksEnded", "RankProcesses", "AwaitedRanks", "run_ranks", "wait_for_outcomes", "kill_process_group",
-           "new_test_dir", "output_tail", "log_size", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
+           "output_tail", "log_size", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
 
 __unittest = True
 
@@ -315,10 +313,9 @@ def run_ranks(
     target: Callable[..., None] = run_rank,
 ) -> RanksEnded:
     """Run ``task`` on one rank per entry of ``world`` (forked from ``context``'s server);
-    return every rank's outcome and what the ranks left running (killed by then). The test's
-    directory is removed afterwards. Each rank runs ``target(task, facts, connection,
-    lifeline)`` (a :class:`RankTask` with :func:`run_rank`, by default), which reports one
-    outcome and waits for the release."""
+    return every rank's outcome and what the ranks left running (killed by then). Each rank
+    runs ``target(task, facts, connection, lifeline)`` (a :class:`RankTask` with
+    :func:`run_rank`, by default), which reports one outcome and waits for the release."""
     interrupts.install_sigterm_handler()
     ranks: _FreshRanks | None = None
     try:
@@ -329,9 +326,3 @@ def run_ranks(
     finally:
         if ranks is not None:
             ranks.close()
-        shutil.rmtree(world[0].test_dir, ignore_errors=True)
-
-
-def new_test_dir(run_dir: str, name: str) -> str:
-    """A fresh directory for one test's rendezvous file and rank logs."""
-    return tempfile.mkdtemp(prefix=f"{name}-", dir=run_dir)

@@ -14,8 +14,6 @@ disagree) it is closed and :class:`ClassWorlds` starts the next test on a fresh 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import unittest
 from collections.abc import Callable, Sequence
 from multiprocessing.context import ForkServerContext
@@ -31,7 +29,7 @@ from ..testcase.tensor_testcase import current_seed
 from ..worlds import interrupts
 from ..worlds.outcomes import RankFailure, RankOutcome, Verdict
 from ..worlds.rank_facts import RankFacts, RankTask
-from ..worlds.world import RunSettings
+from ..worlds.world import RunSettings, WorldDir
 from .kept_rank import WorldTask, serve_rank
 
 __all__ = ["KeptRankGeneration", "ClassWorlds"]
@@ -42,11 +40,13 @@ _KEPT = frozenset({Status.PASSED, Status.SKIPPED})
 
 
 class KeptRankGeneration:
-    """One generation of a class's kept ranks; each runs ``target(world, facts, connection,
-    lifeline)`` (:func:`serve_rank` for a ``WorldTask``), which answers every task sent."""
+    """One generation of a class's kept ranks, meeting in ``directory`` (removed when the
+    generation closes); each runs ``target(world, facts, connection, lifeline)``
+    (:func:`serve_rank` for a ``WorldTask``), which answers every task sent."""
 
-    def __init__(self, world: object, facts: Sequence[RankFacts], context: ForkServerContext,
+    def __init__(self, world: object, directory: WorldDir, facts: Sequence[RankFacts], context: ForkServerContext,
                  target: Callable[..., None] = serve_rank) -> None:
+        self._dir = directory
         self.facts = list(facts)
         self.size = len(self.facts)
         self._ranks = RankProcesses(context, self.facts, target, world)
@@ -79,7 +79,7 @@ class KeptRankGeneration:
         self._ranks.send_all(None)
         leftovers = self._ranks.end()
         self._ranks.close()
-        shutil.rmtree(self.facts[0].test_dir, ignore_errors=True)
+        self._dir.remove()
         return leftovers
 
 
@@ -100,7 +100,7 @@ class ClassWorlds:
 
     def _open(self, name: str) -> None:
         """No world yet; the directory the worlds will live in."""
-        self._dir = tempfile.mkdtemp(prefix=f"{name}-", dir=fork_server.run_directory())
+        self._dir = WorldDir(fork_server.run_directory(), name)
         self._current: KeptRankGeneration | None = None
         self._generation = 0
 
@@ -115,9 +115,9 @@ class ClassWorlds:
 
     def _start(self, world_size: int, context: ForkServerContext) -> KeptRankGeneration:
         self._generation += 1
-        world_dir = os.path.join(self._dir, f"world-{self._generation}")
-        os.mkdir(world_dir)
-        return KeptRankGeneration(self._world_task(), self._world_facts(world_size, world_dir), context, self.target)
+        world_dir = WorldDir(self._dir.path, f"world-{self._generation}")  # inside the class's: goes with it
+        facts = self._world_facts(world_size, world_dir.path)
+        return KeptRankGeneration(self._world_task(), world_dir, facts, context, self.target)
 
     def run(self, test: unittest.TestCase, settings: RunSettings) -> Verdict:
         """Run ``test``'s method on the kept world (a new one if none of its size is kept)."""
@@ -160,5 +160,5 @@ class ClassWorlds:
         if self._current is not None:
             world, self._current = self._current, None
             leftovers = world.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
+        self._dir.remove()
         return describe_leftovers(leftovers) if leftovers else ""

@@ -33,7 +33,6 @@ import collections
 import faulthandler
 import gc
 import os
-import shutil
 import sys
 import tempfile
 import threading
@@ -55,6 +54,7 @@ from ..worlds import interrupts
 from ..worlds.interrupts import InterruptListener
 from ..worlds.outcomes import RankOutcome, Verdict, combine, outcome_of
 from ..worlds.rank_facts import RankFacts, enter_rank, leave_rank
+from ..worlds.world import WorldDir
 from .launched_reports import run_abort_hooks
 from .launcher_env import LaunchedRank, launched_rank
 from .launcher_store import MAIN, WATCHDOG, launcher_store, rendezvous_base
@@ -77,24 +77,29 @@ START_WAIT_MIN = 60.0
 _runs: collections.Counter[str] = collections.Counter()  # runs of each test id so far
 # Directories this process made and has not removed yet: an interrupt (the launcher's SIGTERM)
 # skips unittest's cleanups, so what is left goes at exit.
-_own_dirs: set[str] = set()
+_own_dirs: dict[str, WorldDir] = {}
 _removal_registered = False
 
 
-def _make_own_dir(prefix: str) -> str:
+def _make_own_dir(name: str) -> str:
     global _removal_registered
     if not _removal_registered:
         atexit.register(_remove_own_dirs)
         _removal_registered = True
-    path = tempfile.mkdtemp(prefix=prefix)
-    _own_dirs.add(path)
-    return path
+    directory = WorldDir(tempfile.gettempdir(), name)
+    _own_dirs[directory.path] = directory
+    return directory.path
+
+
+def _remove_own_dir(path: str) -> None:
+    directory = _own_dirs.pop(path, None)
+    if directory is not None:
+        directory.remove()
 
 
 def _remove_own_dirs() -> None:
     for path in list(_own_dirs):
-        shutil.rmtree(path, ignore_errors=True)
-        _own_dirs.discard(path)
+        _remove_own_dir(path)
 
 
 def _destroy_groups(failed: bool) -> None:
@@ -140,7 +145,7 @@ class LaunchedTest:
         """Agree on the test's directory: rank 0 makes it, the others wait for it (for
         ``timeout`` seconds, and at least :data:`START_WAIT_MIN`; ``test_dir`` stays None if
         rank 0 does not announce one)."""
-        prefix = f"{TEST_DIR_PREFIX}{type(self.test).__name__}-"
+        prefix = f"{TEST_DIR_PREFIX}{type(self.test).__name__}"
         if self.rank == 0:
             self.test_dir = self.own_dir = _make_own_dir(prefix)
             self.exchange.publish_test_dir(self.test_dir)
@@ -148,7 +153,7 @@ class LaunchedTest:
         path = self.exchange.wait_for_test_dir(time.monotonic() + max(timeout, START_WAIT_MIN))
         if path is not None and not os.path.isdir(path):
             # Rank 0 is on another machine and the filesystem is not shared.
-            path = self.own_dir = _make_own_dir(f"{prefix}rank{self.rank}-")
+            path = self.own_dir = _make_own_dir(f"{prefix}-rank{self.rank}")
         self.test_dir = path
 
     # -- run ---------------------------------------------------------------------------------
@@ -268,8 +273,7 @@ class LaunchedTest:
                 self.exchange.wait_until_done(self.launched.world_size - self._absent,
                                               time.monotonic() + END_WAIT)
         if self.own_dir is not None:
-            shutil.rmtree(self.own_dir, ignore_errors=True)
-            _own_dirs.discard(self.own_dir)
+            _remove_own_dir(self.own_dir)
 
 
 def run_as_launched_rank(test: unittest.TestCase, task: Callable[[], None], timeout: float,

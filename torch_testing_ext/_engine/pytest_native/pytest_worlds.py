@@ -22,7 +22,6 @@ any rank starts, unless its marker says ``allow_cpu=True`` (then its ranks run o
 from __future__ import annotations
 
 import os
-import re
 import unittest
 from collections.abc import Callable
 from typing import Any
@@ -30,8 +29,8 @@ from typing import Any
 import pytest
 
 from ... import devices
-from ..fresh import fork_server, supervisor
-from ..fresh.fresh_world import verdict_with_leftovers, world_facts
+from ..fresh import fork_server
+from ..fresh.fresh_world import FreshWorld, verdict_with_leftovers, world_facts
 from ..fresh.supervisor import RanksEnded
 from ..kept.kept_world import ClassWorlds
 from ..process_groups import threaded_pg
@@ -84,11 +83,6 @@ def _raise(item: pytest.Item, verdict: Verdict, outcomes: list[RankOutcome],
     raise_verdict(verdict, failure)
 
 
-def _test_dir(item: pytest.Item) -> str:
-    name = re.sub(r"[^\w.-]", "_", item.name)[:60]
-    return supervisor.new_test_dir(fork_server.run_directory(), name)
-
-
 def _context(options: list[str]) -> Any:
     return fork_server.forkserver_context(_SESSION_MODULE, warm_pytest=options)
 
@@ -101,15 +95,11 @@ def run_on_rank_processes(item: pytest.Function, mark: WorldSizeMark, size: int)
     if mark.ranks == "kept":
         ended = _run_kept(item, mark, size, timeout, options, look_for_leftovers=policy == "fail")
     else:
-        test_dir = _test_dir(item)
-        try:
-            facts = rank_facts_for(mark, size, test_dir)
-        except BaseException:  # a skip: no rank starts, nothing stays
-            os.rmdir(test_dir)
-            raise
-        task = rank_session.PytestRankTask(tuple(options), str(item.path), item.nodeid, current_seed(),
-                                           rank_session.rank_environment(dict(os.environ)))
-        ended = supervisor.run_ranks(task, facts, timeout, _context(options), target=rank_session.run_pytest_rank)
+        with FreshWorld(item.name[:60]) as world:  # its directory goes with it, also on a skip
+            facts = rank_facts_for(mark, size, world.test_dir)
+            task = rank_session.PytestRankTask(tuple(options), str(item.path), item.nodeid, current_seed(),
+                                               rank_session.rank_environment(dict(os.environ)))
+            ended = world.run_task(task, facts, timeout, _context(options), target=rank_session.run_pytest_rank)
     _raise(item, verdict_with_leftovers(ended, policy, item.nodeid), ended.outcomes)
 
 
@@ -140,7 +130,7 @@ class _ScopeWorlds(ClassWorlds):
         self._path = str(item.path)
         self._mark = mark
         self._options = tuple(options)
-        self._open(re.sub(r"[^\w.-]", "_", _scope(item))[-60:])
+        self._open(_scope(item)[-60:])
 
     def _world_task(self) -> object:
         return rank_session.PytestWorldTask(self._options, self._path, rank_session.rank_environment(dict(os.environ)))

@@ -17,18 +17,22 @@ launched ranks     this process and its peers, started by a    the launcher's jo
                    launcher (``torchrun``)
 =================  ==========================================  =============================
 
-Torch-free.
+Each world owns the directory its ranks meet in (rendezvous file, rank logs, ledgers): a
+:class:`WorldDir`, made when the world is made and removed when it closes. Torch-free.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import shutil
+import tempfile
 import unittest
 from typing import Protocol
 
 from .outcomes import RankFailure, Verdict
 
-__all__ = ["RunSettings", "World"]
+__all__ = ["RunSettings", "World", "WorldDir"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,3 +65,17 @@ class World(Protocol):
     def close(self) -> str:
         """End the ranks the world keeps; what they left running, described (or "")."""
         ...
+
+
+class WorldDir:
+    """A world's directory, where its ranks meet (rendezvous file, rank logs, ledgers): made
+    under ``parent`` with a prefix from ``name`` (``MyTest-k3j_x``), removed with everything
+    in it by :meth:`remove`. The worlds make and remove their directories only through this."""
+
+    def __init__(self, parent: str, name: str) -> None:
+        prefix = re.sub(r"[^\w.-]", "_", name)
+        self.path = tempfile.mkdtemp(prefix=f"{prefix}-", dir=parent)
+
+    def remove(self) -> None:
+        """Remove the directory and everything in it (nothing if it is gone already)."""
+        shutil.rmtree(self.path, ignore_errors=True)
