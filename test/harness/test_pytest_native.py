@@ -379,6 +379,34 @@ class TestInProcess(TestCase):
             "world_size(..., kind=...): unknown argument; expected one of timeout, ranks, allow_cpu",
             "world_size(..., size=...): unknown argument; expected one of timeout, ranks, allow_cpu"]))
 
+    def test_a_marker_is_parsed_once_in_a_session(self):
+        # Collection, one test per size and the test's kind read the same parse: three places
+        # parsed it (once per item) before.
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "test_marked.py").write_text(textwrap.dedent("""\
+                import pytest
+
+                @pytest.mark.world_size([2, 4], ranks="threads")
+                def test_sizes(rank):
+                    pass
+            """))
+            count = textwrap.dedent("""\
+                import sys, pytest
+                from torch_testing_ext._engine.pytest_native import world_size_mark
+                parses = []
+                class Counted(world_size_mark.WorldSizeMark):
+                    def __init__(self, *args):
+                        parses.append(args)
+                        super().__init__(*args)
+                world_size_mark.WorldSizeMark = Counted
+                status = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", sys.argv[1]])
+                print("parses:", len(parses), "status:", int(status))
+            """)
+            run = subprocess.run([sys.executable, "-c", count, str(Path(tmp, "test_marked.py"))], cwd=tmp,
+                                 env=checkout_env(), capture_output=True, text=True, timeout=120)
+        self.assertIn("test_sizes[2ranks]", run.stdout, run.stdout + run.stderr)
+        self.assertIn("parses: 1 status: 0", run.stdout, run.stdout + run.stderr)
+
     def test_every_bad_argument_is_one_line_naming_it(self):
         cases = [
             (((0,), {}), "world_size=0: expected a positive integer"),

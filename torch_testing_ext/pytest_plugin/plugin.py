@@ -80,7 +80,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     """Check a test function's ``world_size`` marker; one with several sizes takes the
     ``world_size`` fixture, so that each size can be a test of its own."""
     mark = closest_mark(collector, obj) if inspect.isfunction(obj) else None
-    checked = usable_mark(mark) if mark is not None else None
+    checked = usable_mark(collector.config, mark) if mark is not None else None
     if checked is not None and len(checked.sizes) > 1:
         pytest.mark.usefixtures("world_size")(obj)
     return (yield)
@@ -91,7 +91,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     mark = metafunc.definition.get_closest_marker(MARK_NAME)
     if mark is None:
         return
-    checked = usable_mark(mark)
+    checked = usable_mark(metafunc.config, mark)
     if checked is not None and len(checked.sizes) > 1:
         # On kept ranks, all tests of one size run together (one world each), not by test.
         kept_scope: Literal["class", "module"] = "class" if metafunc.cls is not None else "module"

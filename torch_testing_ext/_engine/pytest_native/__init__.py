@@ -17,5 +17,5 @@ ranks run, and each rank's own pytest session.
 - ``subtest_reports``: subtest reports that pytest-xdist can send (their arguments as plain
   values);
 - ``world_size_mark``: ``@pytest.mark.world_size(n | [n, m], timeout=, ranks=, allow_cpu=)``,
-  checked (a bad one errors its own test).
+  checked once per session (a bad one errors its own test).
 """

@@ -34,7 +34,7 @@ from ..worlds.interrupts import InterruptListener
 from ..worlds.outcomes import RankError, left_the_test_with, outcome_of
 from ..worlds.rank_facts import current_rank_facts
 from .item_state import WORLD_KEY
-from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, parse_mark
+from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, checked_mark
 
 __all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "BadMarkFunction", "closest_mark",
            "usable_mark", "is_ranks_item", "make_ranks_items", "launched_teardown"]
@@ -111,11 +111,11 @@ def closest_mark(collector: pytest.Collector, obj: object) -> pytest.Mark | None
     return own[0] if own else collector.get_closest_marker(MARK_NAME)
 
 
-def usable_mark(mark: pytest.Mark) -> WorldSizeMark | None:
-    """``mark`` checked; None if the harness cannot use it (its test errors, see
-    :class:`BadMarkFunction`)."""
+def usable_mark(config: pytest.Config, mark: pytest.Mark) -> WorldSizeMark | None:
+    """``mark`` checked (parsed once in the session); None if the harness cannot use it (its
+    test errors, see :class:`BadMarkFunction`)."""
     try:
-        return parse_mark(mark.args, dict(mark.kwargs))
+        return checked_mark(config, mark)
     except MarkError:
         return None
 
@@ -147,7 +147,7 @@ def make_ranks_items(items: list[pytest.Item]) -> None:
         if mark is None or type(item) is not pytest.Function:
             continue
         try:
-            checked = parse_mark(mark.args, dict(mark.kwargs))
+            checked = checked_mark(item.config, mark)
         except MarkError as error:
             item.stash[_MARK_ERROR] = str(error)
             item.__class__ = BadMarkFunction

@@ -14,7 +14,9 @@ test is not in a class), ``"threads"`` (threads of the test's process). Under a 
 (``torchrun -m pytest``) every test runs as the launched rank, whatever ``ranks`` says.
 
 A bad argument is a :class:`MarkError`, whose message is one line naming every bad argument;
-the plugin makes it an error of the marked test alone (``ranks_function``). Torch-free.
+the plugin makes it an error of the marked test alone (``ranks_function``). A marker is parsed
+once in a session (:func:`checked_mark`): the hooks that read it (collection, one test per
+size, the test's kind) share that result. Torch-free.
 """
 
 from __future__ import annotations
@@ -23,9 +25,12 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from ..worlds import settings
 
-__all__ = ["WorldSizeMark", "MarkError", "MARK_NAME", "MARK_HELP", "RANK_KINDS", "parse_mark", "size_id"]
+__all__ = ["WorldSizeMark", "MarkError", "MARK_NAME", "MARK_HELP", "RANK_KINDS", "parse_mark", "checked_mark",
+           "size_id"]
 
 MARK_NAME = "world_size"
 MARK_HELP = ("world_size(n | [n, m], *, timeout=None, ranks='fresh', allow_cpu=False): run the test on n "
@@ -94,6 +99,26 @@ def parse_mark(args: Sequence[Any], kwargs: dict[str, Any]) -> WorldSizeMark:
     if problems or sizes is None:
         raise MarkError("; ".join(problems))
     return WorldSizeMark(sizes, timeout, ranks, allow_cpu)
+
+
+# Each marker's parse in a session, by the marker's id (the marker is kept, so its id stays its
+# own): the checked marker, or why the harness cannot use it.
+_CHECKED = pytest.StashKey[dict[int, tuple[pytest.Mark, "WorldSizeMark | str"]]]()
+
+
+def checked_mark(config: pytest.Config, mark: pytest.Mark) -> WorldSizeMark:
+    """``mark`` checked by :func:`parse_mark`, once per marker in ``config``'s session;
+    ``MarkError`` (one line) if the harness cannot use it."""
+    parsed = config.stash.setdefault(_CHECKED, {})
+    if id(mark) not in parsed:
+        try:
+            parsed[id(mark)] = (mark, parse_mark(mark.args, dict(mark.kwargs)))
+        except MarkError as error:
+            parsed[id(mark)] = (mark, str(error))
+    checked = parsed[id(mark)][1]
+    if isinstance(checked, str):
+        raise MarkError(checked)
+    return checked
 
 
 def size_id(size: int) -> str:
