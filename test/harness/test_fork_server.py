@@ -24,7 +24,7 @@ from torch_testing_ext._engine.fresh.rank_process import share_cpus
 from torch_testing_ext.common_distributed import MultiProcessTestCase
 from torch_testing_ext.common_utils import TestCase, run_tests
 
-from fixtures import world_cases
+from fixtures import warm_up_probe, world_cases
 from fixtures.process_checks import wait_until
 from fixtures.runs import assert_outcomes, run_case
 
@@ -119,6 +119,22 @@ class TestServerSurvives(TestCase):
         self.assertEqual(fork_server.server_pid(), pid)
         self.run_two_ranks()
         self.assertEqual(fork_server.server_pid(), pid)
+
+
+class TestWarmUp(TestCase):
+    def test_the_warm_up_call_is_made_in_the_server_and_every_fork_finds_it_made(self):
+        warm_up = fork_server.WarmUp(warm_up_probe.__name__, "record", ("a", "b"))
+        context = fork_server.forkserver_context(warm_up_probe.__name__, warm_up=warm_up)
+        self.addCleanup(fork_server.stop_server)  # the next test starts a server without it
+        self.assertEqual(warm_up_probe.CALLS, [], "made in the test process")
+        for _ in range(2):
+            parent, child = context.Pipe()
+            process = context.Process(target=warm_up_probe.report, args=(child,))
+            process.start()
+            child.close()
+            self.assertEqual(parent.recv(), [("a", "b")])
+            process.join(60)
+            self.assertEqual(process.exitcode, 0)
 
 
 class TestShareCpus(TestCase):

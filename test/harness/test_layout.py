@@ -67,6 +67,15 @@ class TestImports(TestCase):
         self.assertIn("torch_testing_ext.pytest_plugin.plugin", marked)
         self.assertEqual(imported_torch(marked), [], "a module marked [torch-free] imported torch")
 
+    def test_fresh_ranks_know_nothing_of_pytest(self):
+        # pytest's ranks ask the fork server for what they need (fork_server.WarmUp).
+        named = [f"{path.name}: {name}" for path in sorted((PACKAGE / "_engine" / "fresh").glob("*.py"))
+                 for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, (ast.Import, ast.ImportFrom))
+                 for name in ([a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""])
+                 if name.split(".")[0] == "pytest" or "pytest_native" in name]
+        self.assertEqual(named, [])
+
     def test_the_check_sees_a_module_that_imports_torch(self):
         self.assertIn("torch", imported_torch(["torch_testing_ext._engine.ledger.recording"]))
 

@@ -43,7 +43,6 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Sequence
 
 from ... import devices
 from .._torch_private import (
@@ -60,8 +59,8 @@ from .._torch_private import (
 from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, is_exiting, signal_all
 
-__all__ = ["forkserver_context", "run_directory", "server_pid", "server_alive", "stop_server", "adopt_environment",
-           "serving"]
+__all__ = ["WarmUp", "forkserver_context", "run_directory", "server_pid", "server_alive", "stop_server",
+           "adopt_environment", "serving"]
 
 SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
@@ -84,7 +83,7 @@ _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODU
 _LAST_PRELOAD = "torch_testing_ext._engine.fresh.server_preload"
 MAIN_SCRIPT_ENV = "TORCH_TESTING_EXT_MAIN_SCRIPT"
 WARM_INDUCTOR_ENV = "TORCH_TESTING_EXT_WARM_INDUCTOR"
-WARM_PYTEST_ENV = "TORCH_TESTING_EXT_WARM_PYTEST"
+WARM_UP_ENV = "TORCH_TESTING_EXT_WARM_UP"
 
 # What _start_server sets in the server's environment (with the device facts).
 _SERVER_SETS = ("PYTORCH_NVML_BASED_CUDA_CHECK", _RUN_DIR_ENV, _SOCKET_DIR_ENV, _OWNER_PID_ENV, _SYS_PATH_ENV)
@@ -150,19 +149,31 @@ def _socket_directory(run_dir: str) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class WarmUp:
+    """A call the server makes once its modules are imported, so that every rank forked from it
+    finds the work done: ``module.function(*arguments)`` (strings, passed through the
+    server's environment). Its output and errors are the caller's to handle."""
+
+    module: str
+    function: str
+    arguments: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class _Preload:
-    """What a server preloads: modules, the main script's path, inductor's caches or not."""
+    """What a server preloads: modules, the main script's path, inductor's caches or not, and a
+    warm-up call or none."""
 
     modules: tuple[str, ...]
     main_script: str | None
     warm_inductor: bool
-    pytest_args: tuple[str, ...] | None = None
+    warm_up: WarmUp | None = None
 
     def serves(self, wanted: _Preload) -> bool:
         """A server with this preload serves ``wanted`` too (a warm one serves a cold wish)."""
         return (self.modules, self.main_script) == (wanted.modules, wanted.main_script) and \
             self.warm_inductor >= wanted.warm_inductor and \
-            wanted.pytest_args in (None, self.pytest_args)
+            wanted.warm_up in (None, self.warm_up)
 
 
 def _is_alive_pipe(fd: int) -> bool:
@@ -232,7 +243,7 @@ def _start_server(preload: _Preload) -> None:
         os.environ[_SYS_PATH_ENV] = json.dumps(sys.path)
         os.environ[MAIN_SCRIPT_ENV] = preload.main_script or ""
         os.environ[WARM_INDUCTOR_ENV] = "1" if preload.warm_inductor else ""
-        os.environ[WARM_PYTEST_ENV] = "" if preload.pytest_args is None else json.dumps(preload.pytest_args)
+        os.environ[WARM_UP_ENV] = "" if preload.warm_up is None else json.dumps(dataclasses.astuple(preload.warm_up))
         with multiprocessing_tempdir(os.environ[_SOCKET_DIR_ENV]):
             _server.ensure_running()
     finally:
@@ -255,14 +266,13 @@ def adopt_environment(environ: dict[str, str]) -> None:
 
 
 def forkserver_context(test_module: str, warm_inductor: bool = False,
-                       warm_pytest: Sequence[str] | None = None) -> multiprocessing.context.ForkServerContext:
+                       warm_up: WarmUp | None = None) -> multiprocessing.context.ForkServerContext:
     """A forkserver context whose server has preloaded torch and ``test_module`` (for
     ``"__main__"``, the script this process runs), inductor's compiler if ``warm_inductor``,
-    and, for ranks that run a pytest session, pytest with its plugins (a session with
-    ``warm_pytest``'s options that collects nothing: see ``server_preload``). A server that
-    is gone or cannot be reached any more is replaced by a new one."""
+    and made the ``warm_up`` call if one is given (see ``server_preload``). A server that is
+    gone or cannot be reached any more is replaced by a new one."""
     global _preloaded
-    warm = None if warm_pytest is None else tuple(warm_pytest)
+    warm = warm_up
     if test_module == "__main__":
         wanted = _Preload((*_BASE_PRELOAD, _LAST_PRELOAD), main_script_path(), warm_inductor, warm)
     else:

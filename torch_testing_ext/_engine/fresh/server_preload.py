@@ -8,27 +8,23 @@ done instead of repeating it for every test:
   the server imports it once, as multiprocessing would in a child (``__mp_main__``);
 - a class that compiles with inductor (``warm_inductor_in_server = True``) has the server
   import the compiler and fill its per-process caches;
-- ranks that run a pytest session (``@pytest.mark.world_size`` tests) have the server run one
-  that collects nothing, with the test process's plugin options: pytest's plugins, and what
-  they import late (a plugin's terminal summary may import a whole library), are loaded once
-  here instead of in every rank.
+- a caller that asks for a warm-up call (``fork_server.WarmUp``) has the server make it: the
+  pytest ranks, for one, have it run a pytest session that loads their plugins once.
 
-The fork server passes both wishes through its environment (see ``fork_server``). If the
+The fork server passes these wishes through its environment (see ``fork_server``). If the
 script fails to import here, the server carries on without it: each rank imports it again and
 reports the error where the test can show it.
 """
 
 from __future__ import annotations
 
-import contextlib
+import importlib
 import json
 import os
-import tempfile
 import traceback
-from collections.abc import Iterator
 
 from .._torch_private import import_main_script, warm_inductor_process_caches
-from .fork_server import MAIN_SCRIPT_ENV, WARM_INDUCTOR_ENV, WARM_PYTEST_ENV, serving
+from .fork_server import MAIN_SCRIPT_ENV, WARM_INDUCTOR_ENV, WARM_UP_ENV, serving
 
 __all__: list[str] = []
 
@@ -49,34 +45,19 @@ def _preload() -> None:
             traceback.print_exc()
 
 
-@contextlib.contextmanager
-def _output_discarded() -> Iterator[None]:
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        yield
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, null):
-            os.close(fd)
 
 
-def _warm_pytest(options: list[str]) -> None:
-    """Run a pytest session over an empty directory with ``options``, its output discarded."""
-    import pytest
-
-    with tempfile.TemporaryDirectory(prefix="torch_testing_ext-warm-") as empty, _output_discarded():
-        pytest.main([*options, "-q", "-p", "no:cacheprovider", empty])
+def _warm_up(encoded: str) -> None:
+    """Make the warm-up call ``fork_server.WarmUp`` encoded as JSON ``[module, function, arguments]``."""
+    module, function, arguments = json.loads(encoded)
+    getattr(importlib.import_module(module), function)(*arguments)
 
 
 if serving():
     _preload()
-    _warm = os.environ.get(WARM_PYTEST_ENV)
+    _warm = os.environ.get(WARM_UP_ENV)
     if _warm:
         try:
-            _warm_pytest(json.loads(_warm))
-        except BaseException:  # each rank's own session meets the same problem and reports it
+            _warm_up(_warm)
+        except BaseException:  # each rank meets the same problem where its test can report it
             traceback.print_exc()

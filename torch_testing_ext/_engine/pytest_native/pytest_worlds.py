@@ -84,7 +84,8 @@ def _raise(item: pytest.Item, verdict: Verdict, outcomes: list[RankOutcome],
 
 
 def _context(options: list[str]) -> Any:
-    return fork_server.forkserver_context(_SESSION_MODULE, warm_pytest=options)
+    warm_up = fork_server.WarmUp(_SESSION_MODULE, rank_session.warm_session.__name__, tuple(options))
+    return fork_server.forkserver_context(_SESSION_MODULE, warm_up=warm_up)
 
 
 def run_on_rank_processes(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:

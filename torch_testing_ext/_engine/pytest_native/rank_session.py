@@ -22,10 +22,12 @@ its own failure (``rank_streams``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import tempfile
 import traceback
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from multiprocessing.connection import Connection
 from typing import IO, Any
 
@@ -38,7 +40,7 @@ from .left_the_test import carried, unwrapped
 from .phase_record import PhaseRecord, PytestRankOutcome
 from .rank_streams import SessionTerminal, reopen_closed_streams
 
-__all__ = ["PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome", "RankSession",
+__all__ = ["warm_session", "PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome", "RankSession",
            "run_pytest_rank", "serve_pytest_rank", "session_options", "rank_environment"]
 
 __unittest = True
@@ -320,3 +322,27 @@ def serve_pytest_rank(world: PytestWorldTask, facts: RankFacts, connection: Conn
         reopen_closed_streams(log)
         traceback.print_exc()
     leave_rank_process(connection, log)
+
+
+@contextlib.contextmanager
+def _output_discarded() -> Iterator[None]:
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
+
+
+def warm_session(*options: str) -> None:
+    """The fork server's warm-up for pytest ranks: a session with the test process's plugin
+    options over an empty directory, its output discarded, so that pytest's plugins, and what
+    they import late (a plugin's terminal summary may import a whole library), are loaded once
+    in the server instead of in every rank."""
+    with tempfile.TemporaryDirectory(prefix="torch_testing_ext-warm-") as empty, _output_discarded():
+        pytest.main([*options, "-q", "-p", "no:cacheprovider", empty])
