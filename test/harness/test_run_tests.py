@@ -60,6 +60,7 @@ class TestModuleLevelFunctions(TestCase):
         self.assertEqual(run.returncode, 1, run.stdout + run.stderr)
         self.assertIn("module-level test functions test_b", run.stderr)
         self.assertIn("the function ran", run.stdout)
+        self.assertNotIn("PytestAssertRewriteWarning", run.stdout + run.stderr)  # about this package
         self.assertEqual(sorted(run.statuses.values(), key=str), sorted(
             [Status.PASSED, Status.FAILED], key=str), run.statuses)
 

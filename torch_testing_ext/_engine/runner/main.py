@@ -122,6 +122,9 @@ def _run_pytest(args: argparse.Namespace, file: _TestFile, launched: LaunchedRan
 
     path = file.path
     command = [f"{path}::{name.replace('.', '::')}" for name in args.tests] or [path]
+    # This package runs the session, so it is imported before pytest could rewrite its asserts.
+    command += ["-W", f"ignore:Module already imported so cannot be rewritten; {__name__.split('.')[0]}"
+                ":pytest.PytestAssertRewriteWarning"]
     if args.patterns:
         command += ["-k", " or ".join(args.patterns)]
     if args.verbose:
