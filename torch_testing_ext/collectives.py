@@ -10,16 +10,7 @@ its class opts out with :func:`not_in_lockstep`; :func:`current_calls` lists the
 rank's test has made so far. :func:`inject_fault` makes one rank's nth call
 of an op raise, exit, die, hang or wait. ``TORCH_TESTING_EXT_COLLECTIVES=off`` records nothing.
 
-- ``recording``: the wrappers around ``torch.distributed``'s collectives and the functions of
-  functional collectives, and each rank's recorder;
-- ``faults``: ``inject_fault``, ``not_in_lockstep``, and a fault armed for one test;
-- ``rank_ledger``: a rank's ledger around one test, for every way of running ranks.
-
-The fork server installs the wrappers before it imports test modules
-(``ledger.collectives_preload``).
-
-The ledger's data and the comparison of ranks are torch-free, in ``ledger.collective_ledger``
-and ``ledger.ledger_report``.
+The machinery is the engine's ``ledger`` folder (recording, comparison, report, faults).
 """
 
 from ._engine.ledger.collective_ledger import Call

@@ -1,8 +1,8 @@
 """Device-type tests, named as in ``torch.testing._internal.common_device_type``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``device_type/``. ``e4m3_type`` and ``E4M3_MAX_POS`` are read
-from ``device_type/float8_types.py`` when first asked for (the choice asks a ROCm device), so
+import. The definitions live in ``_engine/device_type/``. ``e4m3_type`` and ``E4M3_MAX_POS`` are read
+from ``_engine/device_type/float8_types.py`` when first asked for (the choice asks a ROCm device), so
 importing this module asks no device.
 """
 

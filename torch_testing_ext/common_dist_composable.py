@@ -1,5 +1,5 @@
 """Face of ``torch.testing._internal.common_dist_composable``: the composable APIs' test models
-(``models/composable_models.py``)."""
+(``_engine/models/composable_models.py``)."""
 
 from __future__ import annotations
 

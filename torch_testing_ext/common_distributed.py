@@ -2,9 +2,9 @@
 ``torch.testing._internal.common_distributed``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``fresh_ranks/`` (process ranks), ``kept_ranks/`` (ranks
-kept for a class), ``thread_ranks/`` (the threaded world), ``distributed_bases/``, ``dynamo/``,
-``process_groups/``, ``skips/`` and ``testcase/``.
+import. The definitions live in ``_engine/fresh/`` (process ranks), ``_engine/kept/`` (ranks
+kept for a class), ``_engine/threads/`` (the threaded world), ``_engine/distributed_bases/``, ``_engine/dynamo_bases/``,
+``_engine/process_groups/``, ``_engine/skips/`` and ``_engine/testcase/``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """FSDP test bases, named as in ``torch.testing._internal.common_fsdp``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. The definitions live in ``fsdp_bases/``.
+import. The definitions live in ``_engine/fsdp_bases/``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """General test utilities, named as in ``torch.testing._internal.common_utils``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. Definitions live in ``testcase/`` (TestCase, parametrize, temporary paths),
-``file_runner/`` (run_tests), ``skips/`` (flags and generic skip decorators) and ``process_groups/``
+import. Definitions live in ``_engine/testcase/`` (TestCase, parametrize, temporary paths),
+``_engine/runner/`` (run_tests), ``_engine/skips/`` (flags and generic skip decorators) and ``_engine/process_groups/``
 (free ports).
 """
 

@@ -3,7 +3,7 @@
 
 ``TestCase`` resets Dynamo and its counters around every test and sets upstream's class-wide
 Dynamo config; ``run_tests(needs=...)`` runs the file unless a need (``"cuda"`` or a module
-name) is missing. The definitions live in ``dynamo/dynamo_case.py``.
+name) is missing. The definitions live in ``_engine/dynamo_bases/dynamo_case.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Inductor flags, named as in ``torch.testing._internal.inductor_utils``, from ``devices``.
 
 Beyond the upstream names it offers ``requires_inductor_backend`` (defined in
-``skips/inductor_skips.py``), the device-generic form of the upstream ``HAS_GPU`` guard.
+``_engine/skips/inductor_skips.py``), the device-generic form of the upstream ``HAS_GPU`` guard.
 ``skipCUDAIf`` is ``common_device_type``'s: it skips when its condition holds and the test's
 device type is CUDA, which is what upstream's Inductor form asks of ``self.device``.
 """

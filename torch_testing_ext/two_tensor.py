@@ -1,4 +1,4 @@
-"""Face of ``torch.testing._internal.two_tensor``: ``TwoTensor`` (``models/two_tensor_subclass.py``)."""
+"""Face of ``torch.testing._internal.two_tensor``: ``TwoTensor`` (``_engine/models/two_tensor_subclass.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The threaded process group's names, as in ``torch.testing._internal.distributed.multi_threaded_pg``.
 
-The definitions live in ``thread_ranks/``. ``ProcessLocalGroup`` is our ``ThreadedProcessGroup``
+The definitions live in ``_engine/threads/``. ``ProcessLocalGroup`` is our ``ThreadedProcessGroup``
 (the class of every ``threaded`` group). ``_install_threaded_pg()`` gives every thread its own
 c10d world and registry of group names (what upstream callers do by hand with
 ``_set_thread_isolation_mode(True)``), registers the ``threaded`` backend and returns the world;

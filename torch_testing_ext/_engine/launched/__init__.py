@@ -2,7 +2,7 @@
 
 - ``launched_reports``: where a launched rank reports: summary stream, per-rank XML, abort hooks;
 - ``launched_run``: ``run_as_launched_rank``, one test on this rank, to the verdict of all ranks;
-- ``launched_world``: ``LaunchedWorld``, the ``ranks.world.World`` of a launched process;
+- ``launched_world``: ``LaunchedWorld``, the ``worlds.world.World`` of a launched process;
 - ``launcher_env``: ``LaunchedRank``: whether a launcher started this process, as which rank;
 - ``launcher_store``: the job's store as this process sees it, and each test's rendezvous on it;
 - ``outcome_exchange``: what the ranks of one test tell each other: directory, outcomes, done;

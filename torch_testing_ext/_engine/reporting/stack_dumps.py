@@ -20,7 +20,7 @@ A frame is the harness's when its file is in this package, in the standard libra
 ``multiprocessing``, ``threading``, ``unittest`` or ``runpy``, in pytest's runner (``_pytest``,
 ``pluggy``: a rank of a pytest test runs a session), or has no file (``<string>``).
 Each thread loses its outermost run of harness frames, and the collective ledger's wrapper
-(``collectives/recording.py``) wherever it is. A thread the harness started (its
+(``ledger/recording.py``) wherever it is. A thread the harness started (its
 target is in this package) or that is nothing but harness frames (a watcher) is left out. A
 dump without the test's thread, or whose test thread is all harness, gives None. Torch-free.
 """

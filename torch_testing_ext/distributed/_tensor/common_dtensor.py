@@ -1,7 +1,7 @@
 """DTensor test bases and helpers, named as in
 ``torch.testing._internal.distributed._tensor.common_dtensor``.
 
-The upstream-named face; the definitions live in ``dtensor_bases/``. ``DTensorOpTestBase``
+The upstream-named face; the definitions live in ``_engine/dtensor_bases/``. ``DTensorOpTestBase``
 runs on rank processes here, not threads (see docs/migration.md).
 """
 

@@ -1,7 +1,7 @@
 """Sharded-tensor test bases, named as in
 ``torch.testing._internal.distributed._shard.sharded_tensor``.
 
-The upstream-named face; the definitions live in ``sharded_tensor_bases/``. Its submodules:
+The upstream-named face; the definitions live in ``_engine/sharded_tensor_bases/``. Its submodules:
 
 - ``_test_st_common``: ``MyShardedModel1``, ``MyShardedModel2``, ``PLACEMENTS``,
   ``DEFAULT_GPU_NUM``, ``_chunk_sharding_specs_list_for_test``;

@@ -1,7 +1,7 @@
 """Sharding specs and helpers for sharded-op tests, named as in
 ``torch.testing._internal.distributed._shard.sharded_tensor._test_ops_common``.
 
-The upstream-named face; the definitions live in ``sharded_tensor_bases/``.
+The upstream-named face; the definitions live in ``_engine/sharded_tensor_bases/``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Sharded models and seeded chunk specs, named as in
 ``torch.testing._internal.distributed._shard.sharded_tensor._test_st_common``.
 
-The upstream-named face; the definitions live in ``sharded_tensor_bases/``.
+The upstream-named face; the definitions live in ``_engine/models/sharded_models.py`` and
+``_engine/sharded_tensor_bases/spec_makers.py``.
 """
 
 from __future__ import annotations
