@@ -73,15 +73,15 @@ DEFAULT_FILES = ["distributed/_composable/test_replicate", "distributed/test_c10
 # that one: the other distributed files and the harness's multi-process self-tests.
 DEFAULT_DRIVER_INCLUDE = [
     "distributed/_composable/test_replicate",
-    "harness/test_multiprocess",
+    "harness/fresh/test_multiprocess_test_case",
     "distributed/test_c10d_spawn",
     "distributed/test_c10d_spawn_gloo",
-    "harness/test_fork_server",
-    "harness/test_multiproc_device_ids",
-    "harness/test_rank_protocol",
-    "harness/test_rank_release",
-    "harness/test_nothing_outlives",
-    "harness/test_concurrent_runs",
+    "harness/fresh/test_fork_server",
+    "harness/dynamo_bases/test_dynamo_distributed_cases",
+    "harness/testcase/test_ranks_testcase",
+    "harness/fresh/test_rank_process",
+    "harness/process_tree/test_nothing_outlives",
+    "harness/fresh/test_concurrent_runs",
 ]
 DEFAULT_XDIST_FILES = ["test/distributed"]
 # Likewise pytest -n 2 on all of test/distributed takes ~7 min here; by default it leaves out

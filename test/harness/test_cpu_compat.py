@@ -28,7 +28,7 @@ from torch_testing_ext.common_distributed import (
     rendezvous_init_method,
     requires_gloo,
 )
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 from fixtures.fake_devices import pretend_accelerator
 
@@ -166,7 +166,3 @@ class TestFsdpDeviceId(TestCase):
             FSDP(model, use_orig_params=True)
         fsdp_model = FSDP(model, use_orig_params=True, device_id=cpu_compat.fsdp_device_id())
         self.assertEqual(fsdp_model(x), expected)
-
-
-if __name__ == "__main__":
-    run_tests()

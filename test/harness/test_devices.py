@@ -8,7 +8,7 @@ from unittest import mock
 import torch
 
 from torch_testing_ext import common_cuda, common_utils, devices, inductor_utils
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 from fixtures.fake_devices import pretend_accelerator
 
@@ -89,7 +89,3 @@ class TestSelectRankDevice(TestCase):
 
     def test_this_machine_agrees_with_rank_device(self):
         self.assertEqual(devices.select_rank_device(0), torch.device(devices.rank_device(0)))
-
-
-if __name__ == "__main__":
-    run_tests()

@@ -32,9 +32,10 @@ from pathlib import Path
 
 from torch_testing_ext._engine.driver.file_reports import read_outcomes
 from torch_testing_ext._engine.reporting.status import Status
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
-REPO = Path(__file__).resolve().parents[2]
+from fixtures.paths import REPO
+
 EXAMPLE = REPO / "examples" / "downstream"
 # The example's tests by file, as its reports name them.
 EXAMPLE_TESTS = {"test_average": 2, "test_chunks": 3, "test_kept_ranks": 3, "test_plain_pytest": 3, "test_sharded": 1}
@@ -179,6 +180,3 @@ class TestDownstreamExample(TestCase):
         listed = self.run_in_project("-m", "torch_testing_ext.run_test", "tests/", "--dry-run")
         self.assertEqual(listed.returncode, 0, listed.stderr)
         self.assertEqual(len(re.findall(r"^\s+serial|^\s+parallel", listed.stdout, re.M)), 5, listed.stdout)
-
-if __name__ == "__main__":
-    run_tests()

@@ -7,7 +7,6 @@ import torch._dynamo
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from torch_testing_ext.common_utils import run_tests
 from torch_testing_ext.fake_ddp import FakeDDP, FakeDDPTestCase, active_ddp_module
 
 
@@ -86,7 +85,3 @@ class TestFakeDDP(FakeDDPTestCase):
 
     def test_optimize_ddp_is_on(self):
         self.assertTrue(torch._dynamo.config.optimize_ddp)
-
-
-if __name__ == "__main__":
-    run_tests()

@@ -9,9 +9,11 @@ import re
 import subprocess
 import sys
 
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from fixtures.paths import REPO
+
+ROOT = str(REPO)
 _PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+torch\.testing\._internal", re.MULTILINE)
 
 # Only a fresh interpreter shows these: in a test process torch._dynamo (which registers the
@@ -62,7 +64,3 @@ class TestImports(TestCase):
                             if _PRIVATE_IMPORT.search(f.read()):
                                 offenders.append(os.path.relpath(path, ROOT))
         self.assertEqual(offenders, [])
-
-
-if __name__ == "__main__":
-    run_tests()

@@ -1,6 +1,6 @@
 """The package's layout rules: unique module names, folders that list their modules, a Layout
 section (docs/architecture.md) that lists every module and folder (so none can drift), and the
-modules it marks ``[torch-free]`` import no torch (no import cycle: test_driver_imports_no_torch)."""
+modules it marks ``[torch-free]`` import no torch (no import cycle: driver/test_imports_no_torch.py)."""
 
 import ast
 import collections
@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import torch_testing_ext
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
@@ -107,7 +107,3 @@ class TestLayout(TestCase):
         lacking = [str(p.relative_to(PACKAGE)) for p in modules()
                    if "_engine" not in p.parts and not p.name.startswith("_") and "__all__" not in p.read_text()]
         self.assertEqual(lacking, [])
-
-
-if __name__ == "__main__":
-    run_tests()

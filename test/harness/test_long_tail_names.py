@@ -78,7 +78,6 @@ from torch_testing_ext.common_utils import (
     requires_cuda,
     requires_cuda_p2p_access,
     requires_cuda_python_bindings,
-    run_tests,
     runOnRocmArch,
     skip_if_pytest,
     skipIfRocmArch,
@@ -921,7 +920,3 @@ class TestLoggingTestCase(TestCase):
         code = "import os, sys\nprint(os.environ['PROBE'])\nsys.stderr.write('to err')\nsys.exit(3)"
         out, err = TestCase.run_process_no_exception(code, env=dict(os.environ, PROBE="seen"))
         self.assertEqual((out, err), (b"seen\n", b"to err"))
-
-
-if __name__ == "__main__":
-    run_tests()

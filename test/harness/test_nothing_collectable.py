@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 from fixtures.runs import checkout_env
 
@@ -94,7 +94,3 @@ class TestNothingCollectable(TestCase):
             report = collectable("collectable_probe", directory)
         self.assertEqual(report, {"found": ["function collectable_probe.names.test_like",
                                             "class collectable_probe.names.TestLike"], "broken": []})
-
-
-if __name__ == "__main__":
-    run_tests()

@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 import torch_testing_ext
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 from fixtures.runs import checkout_env
 
@@ -100,7 +100,3 @@ class TestPublicApi(TestCase):
         what_a_test_writes = page[page.index("## What a test writes"):page.index("## Our modules")]
         named = re.search(r"the fixtures (.*?)\(\[", what_a_test_writes, re.S).group(1)
         self.assertEqual(sorted(re.findall(r"`(\w+)`", named)), fixtures)
-
-
-if __name__ == "__main__":
-    run_tests()

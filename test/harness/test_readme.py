@@ -26,12 +26,12 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 from fixtures import scripts_in_turn
+from fixtures.paths import REPO
 from fixtures.runs import checkout_env
 
-REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 README_LINES = 300  # at most: a first read
 LAUNCHED = "test_launched.py"  # also run under torchrun
@@ -246,7 +246,3 @@ class TestDocuments(TestCase):
                 "README.md: docs/missing.md: no such file",
                 "README.md: docs/guide.md#no-such: no such heading",
                 "README.md: ../outside.md: no such file"])
-
-
-if __name__ == "__main__":
-    run_tests()

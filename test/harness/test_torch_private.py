@@ -26,7 +26,7 @@ import torch.distributed as dist
 
 import torch_testing_ext
 from torch_testing_ext._engine import _torch_private as private
-from torch_testing_ext.common_utils import TestCase, run_tests
+from torch_testing_ext.common_utils import TestCase
 
 from fixtures import distributed_ranks
 
@@ -1071,7 +1071,3 @@ class TestPrivateAccessesStayInOneModule(TestCase):
                                                "3: torch._dynamo",
                                                "5: forkserver._forkserver",
                                                "6: self._testMethodName"])
-
-
-if __name__ == "__main__":
-    run_tests()

@@ -18,7 +18,7 @@ gives one method per combination; a ``subtest`` value names its case and decorat
 :func:`add_test`.
 
 Test ids are upstream's, character for character (disabled-test lists, ``-k`` selections and
-times files carry them over; ``test/harness/test_test_ids_match_upstream.py`` compares them):
+times files carry them over; ``test/harness/testcase/test_upstream_ids.py`` compares them):
 
 - a case is named by its ``subtest`` name if it has a non-empty one, else by ``name_fn(*values)``,
   else by its values, each named by :func:`value_name`, joined by ``_``; nothing is made

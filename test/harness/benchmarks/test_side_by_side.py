@@ -1,0 +1,69 @@
+"""Self-tests of ``benchmarks/side_by_side.py`` that run no upstream file: it reads each test's
+outcome from unittest's ``-v`` output (ours and upstream's alike), and rejects bad arguments."""
+
+import contextlib
+import importlib.util
+import io
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from torch_testing_ext.common_utils import TestCase
+
+from fixtures import inprocess_cases
+from fixtures.paths import REPO
+
+SCRIPT = REPO / "benchmarks" / "side_by_side.py"
+spec = importlib.util.spec_from_file_location("side_by_side", SCRIPT)
+side_by_side = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = side_by_side
+spec.loader.exec_module(side_by_side)
+
+
+class TestSideBySide(TestCase):
+    def test_reads_unittests_verbose_output(self):
+        output = io.StringIO()
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(inprocess_cases.Counting)
+        expected = sorted(f"Counting.{test.id().rsplit('.', 1)[1]}" for test in suite)
+        self.assertTrue(expected)
+        unittest.TextTestRunner(stream=output, verbosity=2).run(suite)
+        found = side_by_side.outcomes(output.getvalue())
+        self.assertEqual(sorted(found), expected)
+        self.assertTrue(all(side_by_side.kind(v) == side_by_side.PASSED for v in found.values()), found)
+
+    def test_docstring_lines_skips_and_failures(self):
+        output = "\n".join([
+            "test_a (__main__.TestJoin.test_a)",
+            "Tests the main hooks of a single joinable. ... ok",
+            "test_b (__main__.TestJoin.test_b) ... skipped 'Need at least 2 CUDA devices'",
+            "test_c (test_x.Other.test_c) ... [rank 1] some output",
+            "FAIL",
+            "test_d (__main__.TestJoin) ... ERROR",  # unittest before Python 3.11
+        ])
+        self.assertEqual(side_by_side.outcomes(output), {
+            "TestJoin.test_a": "ok",
+            "TestJoin.test_b": "skipped 'Need at least 2 CUDA devices'",
+            "Other.test_c": "FAIL",
+            "TestJoin.test_d": "ERROR",
+        })
+        self.assertEqual([side_by_side.kind(v) for v in ("ok", "skipped 'x'", "FAIL", "ERROR")],
+                         ["passed", "skipped", "failed", "failed"])
+
+    def test_bad_arguments_exit_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            text_file = pathlib.Path(tmp, "notes.txt")
+            text_file.write_text("x")
+            for argv in ([str(text_file)], [str(pathlib.Path(tmp, "missing.py"))], []):
+                with self.subTest(argv=argv):
+                    stderr = io.StringIO()
+                    with contextlib.redirect_stderr(stderr), self.assertRaises(SystemExit) as exit_:
+                        side_by_side.parse_args(argv)
+                    self.assertEqual(exit_.exception.code, 2)
+                    self.assertIn("error:", stderr.getvalue())
+
+    def test_runs_from_a_checkout(self):
+        done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("Upstream test files on PyTorch's own harness", done.stdout)
