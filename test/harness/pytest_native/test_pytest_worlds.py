@@ -1,16 +1,18 @@
 """pytest-native distributed tests: ``@pytest.mark.world_size`` and the rank fixtures.
 
 In process: the marker's arguments (every bad one is one line naming it), the ranks'
-session options, and how a pytest report's assertion becomes a rank's headline. Then real
-``python -m pytest`` runs of fixture files, each read from its JUnit XML and output: fresh
-ranks (a pass with a collective, one test per size with distinct ids, parametrize and
-``tmp_path`` in ranks, a failure on rank 1 named with pytest's assertion, a skip in every rank,
-xfail, a ``skipif`` decided before any rank starts, a crash, a hang on rank 1 with a 3 s
-timeout, nothing left behind), kept ranks (state kept between two tests; a failure closes the
-world), thread ranks, ranks that leave their test early (KeyboardInterrupt, pytest.exit(),
-sys.exit(0), in the body or a fixture, or a session stopped outside the test: never a pass, on
-fresh, kept, thread and launched ranks), ranks that close their stdout and stderr, bad markers
-as errors of their own tests, pytest-xdist, the driver, and ``torchrun -m pytest``.
+session options, and how a pytest report's assertion becomes a rank's headline. Then ONE real
+``python -m pytest`` session of every fixture file (one test process and one fork server for
+them all), each file's tests read from its JUnit XML and output: fresh ranks (a pass with a
+collective, one test per size with distinct ids, parametrize and ``tmp_path`` in ranks, a failure
+on rank 1 named with pytest's assertion, a skip in every rank, xfail, a ``skipif`` decided before
+any rank starts, a crash, a hang on rank 1 with a 2 s timeout), kept ranks (state kept between
+two tests; a failure closes the world; a class of two sizes), thread ranks, ranks that leave their
+test early (KeyboardInterrupt, pytest.exit(), sys.exit(0), in the body or a fixture, or a session
+stopped outside the test: never a pass, on fresh, kept, thread and launched ranks), ranks that
+close their stdout and stderr, addopts that only the test process acts on, bad markers as errors
+of their own tests, and nothing left behind. Runs of their own: a bad marker's file's other tests
+selected alone, pytest-xdist, the driver, and ``torchrun -m pytest``.
 """
 
 import os
@@ -87,7 +89,7 @@ def test_dies_on_rank_1(rank):
     if rank == 1:
         os._exit(7)
 
-@pytest.mark.world_size(2, timeout=3)
+@pytest.mark.world_size(2, timeout=2)
 def test_hangs_on_rank_1(rank):
     if rank == 1:
         time.sleep(120)
@@ -120,13 +122,13 @@ THREADS = '''
 import pytest, torch, torch.distributed as dist
 
 @pytest.mark.world_size(4, ranks="threads")
-def test_all_reduce(rank, world_size, backend, process_group):
+def test_all_reduce_on_threads(rank, world_size, backend, process_group):
     t = torch.ones(1) * rank
     dist.all_reduce(t)
     assert (t.item(), world_size, backend) == (6.0, 4, "threaded")
 
 @pytest.mark.world_size(2, ranks="threads")
-def test_fails_on_rank_1(rank):
+def test_fails_on_thread_rank_1(rank):
     assert rank != 1
 '''
 
@@ -306,24 +308,13 @@ def test_fails_on_rank_1(rank):
 '''
 
 
-def junit_statuses(path):
-    """{test name: "passed" | "failure" | "error" | "skipped"} and {name: seconds} from JUnit XML."""
-    root = ElementTree.parse(path).getroot()
-    statuses, times = {}, {}
-    for case in root.iter("testcase"):
-        kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
-        statuses[case.get("name")] = kinds[0] if kinds else "passed"
-        times[case.get("name")] = float(case.get("time"))
-    return statuses, times
-
-
 def junit_cases(path):
-    """{(module or class name, test name): "passed" | "failure" | "error" | "skipped"} from JUnit XML."""
+    """{(module or class name, test name): ("passed" | "failure" | "error" | "skipped", seconds)} from JUnit XML."""
     root = ElementTree.parse(path).getroot()
     cases = {}
     for case in root.iter("testcase"):
         kinds = [child.tag for child in case if child.tag in ("failure", "error", "skipped")]
-        cases[(case.get("classname"), case.get("name"))] = kinds[0] if kinds else "passed"
+        cases[(case.get("classname"), case.get("name"))] = (kinds[0] if kinds else "passed", float(case.get("time")))
     return cases
 
 
@@ -489,35 +480,102 @@ class TestInProcess(TestCase):
         self.assertFalse(is_harness_file(__file__))
 
 
+def session_files():
+    """The fixture files of the one pytest session: every file above but LAUNCHED (torchrun's),
+    LEAVING on each kind of ranks with its stopping conftest, and a pytest.ini whose addopts
+    only the test process may act on (a report file: every rank would write it)."""
+    return {"pytest.ini": "[pytest]\naddopts = --junitxml=from-addopts.xml\n",
+            "conftest.py": STOPPING_CONFTEST,
+            "test_fresh.py": FRESH, "test_kept.py": KEPT, "test_threads.py": THREADS, "test_sized.py": KEPT_SIZES,
+            "test_closed.py": CLOSED_STREAMS, "test_bad.py": BAD_MARKERS,
+            **{f"test_leave_{ranks}.py": leaving_source(ranks) for ranks in ("fresh", "kept", "threads")}}
+
+
+class NativeSession:
+    """ONE ``python -m pytest`` run of every fixture file of ``session_files`` (one test
+    process, one torch import and one fork server for them all), with a private TMPDIR and a
+    marker in its environment (to find any process it left). Each test class reads its own
+    file's tests from it: the JUnit XML that the addopts ask for, and pytest's output."""
+
+    def __init__(self):
+        self.pytest = PytestRun(session_files())
+        self.tmp = Path(tempfile.mkdtemp(prefix="native-tmp-"))
+        self.out = Path(tempfile.mkdtemp(prefix="native-out-"))
+        self.marker = f"TTE_SELFTEST_{uuid.uuid4().hex}"
+        self.result = self.pytest.run("-rfEsx", TMPDIR=str(self.tmp), SELFTEST_OUT=str(self.out),
+                                      **{self.marker: "1"})
+        self.output = self.result.stdout + self.result.stderr
+        self.report = self.pytest.root / "from-addopts.xml"
+        self.cases = junit_cases(self.report) if self.report.exists() else {}
+
+    def statuses(self, module):
+        """{test name: status} of the tests of ``module`` (its functions and its classes')."""
+        return {name: status for (owner, name), (status, _) in self.cases.items()
+                if owner == module or owner.startswith(f"{module}.")}
+
+    def cleanup(self):
+        self.pytest.cleanup()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        shutil.rmtree(self.out, ignore_errors=True)
+
+
+_SESSION: list[NativeSession] = []
+
+
+def native_session():
+    """The module's one session, run by the first test that reads it."""
+    if not _SESSION:
+        _SESSION.append(NativeSession())
+    return _SESSION[0]
+
+
+def tearDownModule():
+    while _SESSION:
+        _SESSION.pop().cleanup()
+
+
 class PytestNativeRun(TestCase):
-    """One pytest run of a fixture file, with JUnit XML, a private TMPDIR and a marker in its
-    environment (to find any process it left)."""
+    """Tests that read the one session (``native_session``): its exit status and output, and
+    the JUnit statuses of the tests of their fixture file ``module``."""
 
-    files: dict = {}
-    args: tuple = ()
+    module = ""
 
-    @classmethod
-    def setUpClass(cls):
-        super().setUpClass()
-        cls.pytest = PytestRun(cls.files)
-        cls.tmp = Path(tempfile.mkdtemp(prefix="native-tmp-"))
-        cls.out = Path(tempfile.mkdtemp(prefix="native-out-"))
-        cls.marker = f"TTE_SELFTEST_{uuid.uuid4().hex}"
-        cls.result = cls.pytest.run(*cls.args, f"--junitxml={cls.out / 'report.xml'}", "-rfEsx",
-                                    TMPDIR=str(cls.tmp), SELFTEST_OUT=str(cls.out), **{cls.marker: "1"})
-        cls.output = cls.result.stdout + cls.result.stderr
-        cls.statuses, cls.times = junit_statuses(cls.out / "report.xml")
+    @property
+    def session(self):
+        return native_session()
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.pytest.cleanup()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-        shutil.rmtree(cls.out, ignore_errors=True)
-        super().tearDownClass()
+    @property
+    def result(self):
+        return self.session.result
+
+    @property
+    def output(self):
+        return self.session.output
+
+    @property
+    def statuses(self):
+        return self.session.statuses(self.module)
+
+
+class TestOneSession(PytestNativeRun):
+    """The session of every fixture file as a whole."""
+
+    def test_the_test_process_fails_and_its_last_line_counts_every_files_tests(self):
+        self.assertEqual(self.result.returncode, 1, self.output)
+        # fresh: 3 failed, 5 passed, 2 skipped, 1 xfailed, 1 error; kept: 1 failed, 2 passed;
+        # threads: 1 failed, 1 passed; sized: 4 passed; closed: 4 failed, 1 passed; bad markers:
+        # 2 passed, 6 errors; leaving on fresh and kept: 7 failed, 2 passed, 1 skipped each, on
+        # threads: 3 failed, 1 passed, 1 skipped
+        self.assertRegex(self.result.stdout.splitlines()[-1],
+                         r"^=+ 26 failed, 20 passed, 5 skipped, 1 xfailed, 7 errors in ", self.output)
+
+    def test_nothing_is_left_behind(self):
+        self.assertEqual(processes_with(self.session.marker), [])
+        self.assertEqual(leftover_files(self.session.tmp), [])
 
 
 class TestFreshRanks(PytestNativeRun):
-    files = {"test_fresh.py": FRESH}
+    module = "test_fresh"
 
     def test_each_test_ends_as_its_ranks_say(self):
         self.assertEqual(self.statuses, {
@@ -541,7 +599,7 @@ class TestFreshRanks(PytestNativeRun):
         skips = decorated_at(FRESH, "test_skips"), decorated_at(FRESH, "test_skipif")
         self.assertIn(f"SKIPPED [1] test_fresh.py:{skips[0]}: nothing to do on this machine", summary)
         self.assertIn(f"SKIPPED [1] test_fresh.py:{skips[1]}: decided before the ranks", summary)
-        self.assertFalse((self.out / "skipif-ran").exists(), "no rank runs a test a skip mark skips")
+        self.assertFalse((self.session.out / "skipif-ran").exists(), "no rank runs a test a skip mark skips")
         self.assertIn("1 xfailed", self.result.stdout.splitlines()[-1])
 
     def test_a_crash_and_a_hang_name_the_rank(self):
@@ -550,43 +608,36 @@ class TestFreshRanks(PytestNativeRun):
                                     "[rank 1] rank 1 exited with code 7 without reporting an outcome"])
         hung = failure_section(self.result.stdout, "test_hangs_on_rank_1")
         self.assertEqual(hung[:5], ["RankError: 1 of 2 ranks did not pass (rank 1)", "rank 1 timed out:",
-                                    "[rank 1] timed out after 3 s; ranks still running: 1",
+                                    "[rank 1] timed out after 2 s; ranks still running: 1",
                                     "[rank 1] Stack of the test (most recent call last):",
-                                    f'[rank 1]   File "{self.pytest.root / "test_fresh.py"}", '
+                                    f'[rank 1]   File "{self.session.pytest.root / "test_fresh.py"}", '
                                     f'line {line_of(FRESH, "time.sleep(120)")}, in test_hangs_on_rank_1'])
-        self.assertLess(self.times["test_hangs_on_rank_1"], 60, "the marker's 3 s timeout ends the test")
+        seconds = self.session.cases[("test_fresh", "test_hangs_on_rank_1")][1]
+        self.assertLess(seconds, 60, "the marker's 2 s timeout ends the test")
 
     def test_a_rank_fixture_needs_the_marker(self):
         self.assertIn("the 'rank' fixture is for tests marked @pytest.mark.world_size(n); "
                       "test_fresh.py::test_rank_without_a_marker is not", self.output)
 
-    def test_nothing_is_left_behind(self):
-        self.assertEqual(processes_with(self.marker), [])
-        self.assertEqual(leftover_files(self.tmp), [])
-
 
 class TestKeptRanks(PytestNativeRun):
-    files = {"test_kept.py": KEPT}
+    module = "test_kept"
 
     def test_a_world_keeps_its_ranks_and_group_until_a_test_fails(self):
         self.assertEqual(self.statuses, {"test_a": "passed", "test_b": "failure", "test_c": "passed"}, self.output)
         section = failure_section(self.result.stdout, "TestKept.test_b")
         self.assertEqual(section[:2], ["RankFailure: 1 of 2 ranks did not pass (rank 1)", "rank 1 failed:"])
 
-    def test_nothing_is_left_behind(self):
-        self.assertEqual(processes_with(self.marker), [])
-        self.assertEqual(leftover_files(self.tmp), [])
-
 
 class TestThreadRanks(PytestNativeRun):
-    files = {"test_threads.py": THREADS}
+    module = "test_threads"
 
     def test_each_rank_thread_gets_its_own_fixtures(self):
-        self.assertEqual(self.statuses, {"test_all_reduce": "passed", "test_fails_on_rank_1": "failure"},
-                         self.output)
-        self.assertIn("FAILED test_threads.py::test_fails_on_rank_1 - rank 1 failed: AssertionError:...",
+        self.assertEqual(self.statuses, {"test_all_reduce_on_threads": "passed",
+                                         "test_fails_on_thread_rank_1": "failure"}, self.output)
+        self.assertIn("FAILED test_threads.py::test_fails_on_thread_rank_1 - rank 1 failed: Assertio...",
                       summary_lines(self.result.stdout))
-        section = failure_section(self.result.stdout, "test_fails_on_rank_1")
+        section = failure_section(self.result.stdout, "test_fails_on_thread_rank_1")
         self.assertIn("[rank 1] AssertionError: assert 1 != 1", section)
 
 
@@ -596,8 +647,7 @@ class TestLeavingTheTest(PytestNativeRun):
     fails the test in worlds.outcomes' words; a rank session stopped outside the test's phases
     never passes. Read from pytest's own verdict: exit status, summary lines, JUnit XML."""
 
-    files = {"conftest.py": STOPPING_CONFTEST,
-             **{f"test_leave_{ranks}.py": leaving_source(ranks) for ranks in ("fresh", "kept", "threads")}}
+    modules = [f"test_leave_{ranks}" for ranks in ("fresh", "kept", "threads")]
 
     def expected(self, ranks):
         """{test: (the reason its summary line gives, the first line of rank 1's part of its
@@ -623,13 +673,15 @@ class TestLeavingTheTest(PytestNativeRun):
                                                        "setup, call, teardown):")})
         return expected
 
-    def test_the_test_process_fails_and_says_so(self):
-        self.assertEqual(self.result.returncode, 1, self.output)
+    def test_the_files_end_with_17_failed_5_passed_3_skipped(self):
         # fresh and kept: 7 failed, 2 passed, 1 skipped each; threads: 3 failed, 1 passed, 1 skipped
-        self.assertRegex(self.result.stdout.splitlines()[-1], r"^=+ 17 failed, 5 passed, 3 skipped in ")
+        # (and the session's last line counts them: TestOneSession)
+        ended = [status for module in self.modules for status in self.session.statuses(module).values()]
+        self.assertEqual({status: ended.count(status) for status in set(ended)},
+                         {"failure": 17, "passed": 5, "skipped": 3}, self.output)
 
     def test_each_way_of_leaving_fails_its_test_naming_rank_what_and_where(self):
-        cases = junit_cases(self.out / "report.xml")
+        cases = {case: status for case, (status, _) in self.session.cases.items()}
         summary = summary_lines(self.result.stdout)
         for ranks in ("fresh", "kept", "threads"):
             module = f"test_leave_{ranks}"
@@ -647,10 +699,6 @@ class TestLeavingTheTest(PytestNativeRun):
                 self.assertEqual(cases[(module, "test_passes_after_them")], "passed")
                 if ranks != "threads":
                     self.assertEqual(cases[(module, "test_passes_at_the_end")], "passed")
-
-    def test_nothing_is_left_behind(self):
-        self.assertEqual(processes_with(self.marker), [])
-        self.assertEqual(leftover_files(self.tmp), [])
 
 
 def failure_sections(output, title):
@@ -706,7 +754,7 @@ class TestClosedStreams(PytestNativeRun):
     """A rank's test that closes its stdout and stderr still reports its own failure (pytest's
     terminal in the rank's session writes elsewhere), and a kept rank's next test has them back."""
 
-    files = {"test_closed.py": CLOSED_STREAMS}
+    module = "test_closed"
 
     def test_the_tests_own_assertion_is_reported(self):
         self.assertEqual(self.result.returncode, 1, self.output)
@@ -759,50 +807,48 @@ class TestReopenedStreams(TestCase):
                 self.assertEqual(written.read(), "the test's data")
 
 
-class TestProjectSettings(TestCase):
+class TestProjectSettings(PytestNativeRun):
+    module = "test_sized"
+
     def test_addopts_are_the_test_processs_and_kept_sizes_keep_their_worlds(self):
         # addopts that only the test process may act on (a report file: every rank would write
-        # it); a kept class with two sizes runs all tests of one size on one world.
-        run = PytestRun({"pytest.ini": "[pytest]\naddopts = --junitxml=from-addopts.xml\n",
-                         "test_sized.py": KEPT_SIZES})
-        self.addCleanup(run.cleanup)
-        result = run.run("-q")
-        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
-        self.assertIn("4 passed", result.stdout.splitlines()[-1])
-        self.assertTrue((run.root / "from-addopts.xml").exists())
-        self.assertEqual(junit_statuses(run.root / "from-addopts.xml")[0],
-                         {"test_a[2ranks]": "passed", "test_b[2ranks]": "passed", "test_a[3ranks]": "passed",
-                          "test_b[3ranks]": "passed"})
+        # it): the session's JUnit XML is the addopts' (no --junitxml on its command line); a kept
+        # class with two sizes runs all tests of one size on one world.
+        self.assertTrue(self.session.report.exists(), self.output)
+        self.assertEqual(self.statuses, {"test_a[2ranks]": "passed", "test_b[2ranks]": "passed",
+                                         "test_a[3ranks]": "passed", "test_b[3ranks]": "passed"}, self.output)
 
 
-class TestBadMarkers(TestCase):
-    def run_bad_markers(self, *args):
-        run = PytestRun({"test_bad.py": BAD_MARKERS})
-        self.addCleanup(run.cleanup)
-        return run.run(*args)
+class TestBadMarkers(PytestNativeRun):
+    module = "test_bad"
 
     def test_a_bad_marker_is_a_one_line_error_of_its_own_test(self):
-        result = self.run_bad_markers("-rE")
-        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
-        self.assertRegex(result.stdout.splitlines()[-1], r"^=+ 2 passed, 6 errors in ")  # every test ran
-        summary = summary_lines(result.stdout)
+        # every test of the file ran: 2 passed, 6 errors
+        self.assertEqual(self.statuses, {"test_zero": "error", "test_not_a_size": "error", "test_timeout": "error",
+                                         "test_three_bad_arguments": "error", "test_good": "passed",
+                                         "test_a": "error", "test_b": "error", "test_good_on_ranks": "passed"},
+                         self.output)
+        summary = summary_lines(self.result.stdout)
         for title, message in BAD.items():
             with self.subTest(title):
-                self.assertEqual(failure_section(result.stdout, f"ERROR at setup of {title}"), [message])
+                self.assertEqual(failure_section(self.result.stdout, f"ERROR at setup of {title}"), [message])
                 nodeid = "test_bad.py::" + title.replace(".", "::")
                 [line] = [line for line in summary if line.startswith(f"ERROR {nodeid} - ")]
                 self.assertTrue(f"Failed: {message}".startswith(line.split(" - ", 1)[1].removesuffix("...")), line)
 
     def test_the_files_other_tests_run_alone(self):
-        result = self.run_bad_markers("test_bad.py::test_good", "test_bad.py::test_good_on_ranks")
+        run = PytestRun({"test_bad.py": BAD_MARKERS})
+        self.addCleanup(run.cleanup)
+        result = run.run("test_bad.py::test_good", "test_bad.py::test_good_on_ranks")
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertRegex(result.stdout.splitlines()[-1], r"^=+ 2 passed in ")
 
 
 class TestWithOtherRunners(TestCase):
     def test_xdist_and_the_driver(self):
-        run = PytestRun({"test_fresh.py": FRESH.split("@pytest.mark.world_size(2)\ndef test_fails_on_rank_1")[0],
-                         "test_threads.py": THREADS.split("@pytest.mark.world_size(2, ranks=\"threads\")")[0]})
+        # The passing tests of FRESH and THREADS, in one file: the driver starts a process per file.
+        run = PytestRun({"test_passing.py": FRESH.split("@pytest.mark.world_size(2)\ndef test_fails_on_rank_1")[0]
+                         + THREADS.split("@pytest.mark.world_size(2, ranks=\"threads\")")[0]})
         self.addCleanup(run.cleanup)
         result = run.run("-n", "2", "-q")
         self.assertEqual(result.returncode, 0, result.stdout)
