@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from unittest import mock
 
-from torch_testing_ext._engine.fresh import fork_server
+from torch_testing_ext._engine.fresh import fork_server, supervisor
 from torch_testing_ext.common_utils import TestCase
 
 from fixtures import rank_faults
@@ -86,9 +86,9 @@ class TestRankOutcomes(TestCase):
         self.assertIn("[rank 1] Fatal Python error: Segmentation fault", report)
 
     def test_hanging_rank_times_out_with_its_stack(self):
-        result, report = self.run_fixture("test_hang_rank1", timeout=3)
+        result, report = self.run_fixture("test_hang_rank1", timeout=2)
         assert_outcomes(self, result, errors=1)
-        self.assertIn("timed out after 3 s", report)
+        self.assertIn("timed out after 2 s", report)
         self.assertIn("ranks still running: 1\n[rank 1] Stack of the test (most recent call last):", report)
         self.assertNotIn("rank 0 timed out", report)
         self.assertRegex(report, r'\[rank 1\]   File ".*rank_faults.py", line \d+, in test_hang_rank1\n'
@@ -101,7 +101,10 @@ class TestRankOutcomes(TestCase):
         self.assertIn("timed out after 2 s", report)
 
     def test_fail_fast_stops_the_waiting_rank(self):
-        result, report = self.run_fixture("test_fail_fast")
+        # How long the grace lasts is test_supervisor's (on a fake clock); here a shorter one
+        # only spares the wait.
+        with mock.patch.object(supervisor, "FAIL_FAST_GRACE", 1.0):
+            result, report = self.run_fixture("test_fail_fast")
         assert_outcomes(self, result, errors=1)
         self.assertIn("[rank 0] RuntimeError: rank zero failed before the collective", report)
         self.assertIn("rank 1 stopped early because another rank had failed", report)

@@ -1,6 +1,7 @@
 """In-process self-tests of the supervisor's wait loop (``wait_for_outcomes``) with a fake
 watch and a fake clock: every rule of fail-fast and timeouts, in milliseconds. The end-to-end
-versions (real ranks that hang, die or fail) live in fresh/test_multiprocess_test_case.py and reporting/test_stack_dumps.py."""
+versions (real ranks that hang, die or fail) live in fresh/test_multiprocess_test_case.py and
+reporting/test_stack_dumps.py."""
 
 from torch_testing_ext._engine.fresh.supervisor import FAIL_FAST_GRACE, wait_for_outcomes
 from torch_testing_ext._engine.reporting.status import Status

@@ -4,10 +4,11 @@
 In process: each setting is read, a change is named from what to what, what this torch cannot
 read compares equal, and the groups of device meshes (on a one-process fake world) are
 destroyed once no mesh holds them while the test's own groups are left to the leak check.
-Then whole runs: ``fixtures/kept_state_cases.py`` as a file (each kind of state left behind
-fails its test naming it, and the innocent test after it passes; device meshes on 4 kept ranks
-pass and the next test starts clean on the same world; a group of the test's own fails it),
-and ``fixtures/kept_state_pytest.py`` under ``python -m pytest`` on kept ranks.
+Then whole runs: ``fixtures/kept_state_cases.py`` as a file, both its classes in one run
+(each kind of state left behind fails its test naming it, and the innocent test after it
+passes; device meshes on 4 kept ranks pass and the next test starts clean on the same world; a
+group of the test's own fails it), and ``fixtures/kept_state_pytest.py`` under
+``python -m pytest`` on kept ranks.
 """
 
 import contextlib
@@ -30,17 +31,18 @@ from torch_testing_ext.common_utils import TestCase
 
 from fixtures.paths import FIXTURES
 from fixtures.pytest_runs import PytestRun, failure_section
-from fixtures.runs import assert_outcomes, run_file
+from fixtures.runs import FileRun, assert_outcomes, run_file
 
 FIXTURES = FIXTURES
 
 
-def failure_reports(output):
-    """{test name: its report} for each FAIL/ERROR section of a unittest run's output."""
+def failure_reports(output, cls):
+    """{test name: its report} for each FAIL/ERROR section of class ``cls``'s tests in a
+    unittest run's output."""
     reports = {}
     for block in re.split(r"\n={70}\n", output)[1:]:
-        found = re.match(r"(?:FAIL|ERROR): (\w+) ", block)
-        if found:
+        found = re.match(r"(?:FAIL|ERROR): (\w+) \((?:[\w.]+\.)?(\w+)\.\1\)", block)
+        if found and found.group(2) == cls:
             reports[found.group(1)] = block
     return reports
 
@@ -187,10 +189,26 @@ class TestMeshGroups(TestCase):
 
 
 class TestKeptRanksLeaveNothing(TestCase):
-    """``fixtures/kept_state_cases.py`` run as a file, one class at a time."""
+    """``fixtures/kept_state_cases.py`` run as a file once, both its classes (each on a world of
+    its own, one after the other, as in any file); each test reads its class's part."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.whole_run = run_file(FIXTURES / "kept_state_cases.py", "LeavesState", "MakesMeshes", cwd=FIXTURES.parent)
+
+    def class_run(self, cls):
+        """The file's run with only class ``cls``'s tests' statuses (exit status and output whole)."""
+        run = self.whole_run
+        return FileRun(run.returncode, run.stdout, run.stderr,
+                       {test: status for test, status in run.statuses.items() if test.startswith(f"{cls}.")})
+
+    def test_both_classes_ran_and_nothing_else(self):
+        self.assertEqual(self.whole_run.returncode, 1, self.whole_run.output[-3000:])
+        assert_outcomes(self, self.whole_run, passed=13 + 8, failed=11 + 1)
 
     def test_state_left_behind_fails_the_test_that_left_it_and_the_next_test_passes(self):
-        run = run_file(FIXTURES / "kept_state_cases.py", "LeavesState", cwd=FIXTURES.parent)
+        run = self.class_run("LeavesState")
         expected = {
             "test_01_default_dtype": "torch.get_default_dtype() from torch.float32 to torch.float64",
             "test_03_default_device": "torch.get_default_device() from cpu to meta",
@@ -210,7 +228,7 @@ class TestKeptRanksLeaveNothing(TestCase):
             "test_19_environment": "the environment: KEPT_STATE_LEAKED set",
             "test_21_debug_level": "torch.distributed.get_debug_level() from DebugLevel.OFF to DebugLevel.DETAIL",
         }
-        reports = failure_reports(run.output)
+        reports = failure_reports(run.output, "LeavesState")
         for test, change in expected.items():
             with self.subTest(test):
                 self.assertEqual(run.statuses.get(f"LeavesState.{test}"), Status.FAILED, run.output[-3000:])
@@ -224,10 +242,12 @@ class TestKeptRanksLeaveNothing(TestCase):
         self.assertEqual(sorted(reports), sorted(expected))
 
     def test_device_meshes_on_kept_ranks_are_not_leaks_but_a_group_of_the_test_s_own_is(self):
-        run = run_file(FIXTURES / "kept_state_cases.py", "MakesMeshes", cwd=FIXTURES.parent)
+        run = self.class_run("MakesMeshes")
         assert_outcomes(self, run, passed=8, failed=1)
         self.assertEqual(run.statuses.get("MakesMeshes.test_8_leaves_its_own_group"), Status.FAILED)
-        report = failure_reports(run.output)["test_8_leaves_its_own_group"]
+        reports = failure_reports(run.output, "MakesMeshes")
+        self.assertEqual(sorted(reports), ["test_8_leaves_its_own_group"])
+        report = reports["test_8_leaves_its_own_group"]
         self.assertIn("2 of 4 ranks did not pass (rank 0, 1)", report)
         self.assertRegex(report, r"\[rank 0\] the test left state behind for the class's next test: it left "
                                  r"process group '\d+' of 2 ranks \(destroy it in the test\)")

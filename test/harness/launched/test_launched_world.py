@@ -8,7 +8,8 @@ left. One ``torchrun`` costs several seconds (an agent and its ranks importing t
 job serves every check of its kind: one job of two one-rank "nodes" on loopback runs every
 class that ends on its own (fresh, kept, FSDP and DTensor classes that pass, fail, error and
 skip) and each test reads its part; ``torchrun --standalone`` runs the hanging class and the
-pytest run; two processes given the five variables stand for any other launcher. The unit
+pytest run, and two processes given the five variables stand for any other launcher: these
+four jobs go at once, and each test reads its job's end. The unit
 tests check the environment parsing, ``run_tests``' error on a bad variable and the reporting
 helpers without a launcher.
 """
@@ -84,20 +85,9 @@ class Torchrun:
         return cases
 
 
-def standalone(test, fixture_args, pytest=False, **env):
-    """A finished ``torchrun --standalone --nproc-per-node 2`` job: its runner, exit status and
-    console output (cleaned up after ``test``)."""
-    run = Torchrun(["--standalone", "--nproc-per-node", "2"], fixture_args, pytest=pytest, **env)
-    test.addCleanup(run.cleanup)
-    code, console = run.run.finish(timeout=RUN_TIMEOUT)
-    return run, code, console
-
-
-class LauncherTestCase(TestCase):
-    def assertNothingLeft(self, run):
-        self.assertGreaterEqual(len(run.run.seen), 3, "torchrun and its two ranks were seen")
-        self.assertEqual(run.run.left_after_bound(), [], "processes left after torchrun ended")
-        self.assertEqual(os.listdir(run.run.tmpdir), [], "the run left temporary files")
+def standalone(fixture_args, pytest=False, **env):
+    """A ``torchrun --standalone --nproc-per-node 2`` job, started (``cleanup`` when done)."""
+    return Torchrun(["--standalone", "--nproc-per-node", "2"], fixture_args, pytest=pytest, **env)
 
 
 class TestTwoNodes(TestCase):
@@ -187,14 +177,42 @@ class TestTwoNodes(TestCase):
         })
 
 
-class TestStandalone(LauncherTestCase):
+class TestStandaloneAndPlainLauncher(TestCase):
+    """Three jobs started at once: ``torchrun --standalone`` on the hanging class, the same under
+    pytest, and two processes given the five variables (any other launcher); each test reads
+    its job's end."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.hang = standalone(["Hangs", "-v", "--save-xml", "xml"], FIXTURE_TIMEOUT=str(HANG_TIMEOUT))
+        cls.addClassCleanup(cls.hang.cleanup)
+        cls.pytest = standalone(["-p", "torch_testing_ext.launcher.pytest_ranks", "--junitxml=xml/report.xml",
+                                 "-k", "test_passes_with_a_file_rendezvous or test_fails_on_rank_1"], pytest=True)
+        cls.addClassCleanup(cls.pytest.cleanup)
+        # Any launcher: no torchrun agent, so rank 0 hosts the store at MASTER_ADDR:MASTER_PORT.
+        env = {"WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(find_free_port())}
+        cls.plain = [MarkedRun(FIXTURE, "-k", "test_passes", "-k", "test_fails_on_rank_1",
+                               RANK=str(rank), LOCAL_RANK=str(rank), **env) for rank in (0, 1)]
+        for run in cls.plain:
+            cls.addClassCleanup(run.close)
+        runs = [cls.hang.run, cls.pytest.run, *cls.plain]
+        cls.ended = dict(zip(runs, watch_all(runs, timeout=RUN_TIMEOUT), strict=True))
+
+    def torchrun_ended(self, job):
+        """The torchrun job's exit status and console output, checked to have left nothing."""
+        code, console, left = self.ended[job.run]
+        self.assertGreaterEqual(len(job.run.seen), 3, "torchrun and its two ranks were seen")
+        self.assertEqual(left, [], "processes left after torchrun ended")
+        self.assertEqual(os.listdir(job.run.tmpdir), [], "the run left temporary files")
+        return code, console
+
     def test_a_hanging_rank_ends_the_job_with_its_stack_and_a_non_zero_exit(self):
         # Without the rank's own timeout the job would hang until RUN_TIMEOUT, and fail.
-        run, code, console = standalone(self, ["Hangs", "-v", "--save-xml", "xml"],
-                                        FIXTURE_TIMEOUT=str(HANG_TIMEOUT))
+        run = self.hang
+        code, console = self.torchrun_ended(run)
         self.assertNotEqual(code, 0, console)
         self.assertIn("exitcode  : 124", console)  # torchrun names the rank that timed out
-        self.assertNothingLeft(run)
 
         stderr1 = run.rank_output(1, "stderr")
         self.assertIn(f"Hangs.test_hangs_on_rank_1: rank 1 timed out after {HANG_TIMEOUT} s; the stacks "
@@ -217,12 +235,9 @@ class TestStandalone(LauncherTestCase):
                          r'stack:\n\[rank 1\]   File ".*launched_cases.py", line \d+, in test_hangs_on_rank_1')
 
     def test_under_pytest(self):
-        run, code, console = standalone(self, ["-p", "torch_testing_ext.launcher.pytest_ranks",
-                                               "--junitxml=xml/report.xml",
-                                               "-k", "test_passes_with_a_file_rendezvous or test_fails_on_rank_1"],
-                                        pytest=True)
+        run = self.pytest
+        code, console = self.torchrun_ended(run)
         self.assertNotEqual(code, 0, console)
-        self.assertNothingLeft(run)
         for rank in (0, 1):
             output = run.rank_output(rank, "stdout")
             self.assertIn("1 failed, 1 passed", output)
@@ -230,16 +245,9 @@ class TestStandalone(LauncherTestCase):
         self.assertEqual(sorted(os.listdir(run.xml_dir)), ["report-rank1.xml", "report.xml"])
         self.assertEqual(run.xml_cases("report.xml"), run.xml_cases("report-rank1.xml"))
 
-
-class TestPlainLauncher(TestCase):
     def test_two_processes_given_the_five_variables(self):
-        # Any launcher: no torchrun agent, so rank 0 hosts the store at MASTER_ADDR:MASTER_PORT.
-        env = {"WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(find_free_port())}
-        runs = [MarkedRun(FIXTURE, "-k", "test_passes", "-k", "test_fails_on_rank_1",
-                          RANK=str(rank), LOCAL_RANK=str(rank), **env) for rank in (0, 1)]
-        for run in runs:
-            self.addCleanup(run.close)
-        for run, (code, output, left) in zip(runs, watch_all(runs, timeout=RUN_TIMEOUT), strict=True):
+        for run in self.plain:
+            code, output, left = self.ended[run]
             self.assertEqual(code, 1, output)
             self.assertIn("Ran 3 tests", output)
             self.assertIn("FAILED (failures=1)", output)
