@@ -1,9 +1,20 @@
 """In-process self-tests of the supervisor's wait loop (``wait_for_outcomes``) with a fake
-watch and a fake clock: every rule of fail-fast and timeouts, in milliseconds. The end-to-end
-versions (real ranks that hang, die or fail) live in fresh/test_multiprocess_test_case.py and
+watch and a fake clock: every rule of fail-fast and timeouts, and how long a timed-out test waits
+for its ranks' stack dumps (``await_dumps``), in milliseconds. The end-to-end versions (real
+ranks that hang, die or fail) live in fresh/test_multiprocess_test_case.py and
 reporting/test_stack_dumps.py."""
 
-from torch_testing_ext._engine.fresh.supervisor import FAIL_FAST_GRACE, wait_for_outcomes
+import os
+import shutil
+import tempfile
+
+from torch_testing_ext._engine.fresh.supervisor import (
+    DUMP_SETTLED,
+    FAIL_FAST_GRACE,
+    STACK_DUMP_WAIT,
+    await_dumps,
+    wait_for_outcomes,
+)
 from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext._engine.worlds.outcomes import RankOutcome
 from torch_testing_ext.common_utils import TestCase
@@ -100,3 +111,56 @@ class TestWaitLoop(TestCase):
         watch = self.wait(2, {0.1 * i: [] for i in range(1, 50)} | {6.0: [failed(0)]}, timeout=7.0)
         self.assertLess(watch.collect_calls, 60)  # one call per event, not a busy loop
         self.assertEqual(watch.stops[0][0], 7.0)
+
+
+class GrowingLogs:
+    """Rank logs in a temporary directory that a fake clock's sleeps write to: ``writes`` maps
+    a time to the (rank, text) appended then."""
+
+    def __init__(self, directory, ranks, writes):
+        self.now = 0.0
+        self.paths = {rank: os.path.join(directory, f"rank{rank}.log") for rank in ranks}
+        for path in self.paths.values():
+            with open(path, "w") as log:
+                log.write("the rank's output\n")
+        self.asked_at = {rank: os.path.getsize(path) for rank, path in self.paths.items()}
+        self.writes = sorted(writes.items())
+
+    def clock(self):
+        return self.now
+
+    def sleep(self, seconds):
+        assert seconds >= 0, f"asked to sleep {seconds} s"
+        self.now += seconds
+        while self.writes and self.writes[0][0] <= self.now:
+            for rank, text in self.writes.pop(0)[1]:
+                with open(self.paths[rank], "a") as log:
+                    log.write(text)
+
+    def wait(self):
+        await_dumps(self.paths, self.asked_at, clock=self.clock, sleep=self.sleep)
+        return self.now
+
+
+class TestAwaitDumps(TestCase):
+    """How long a timed-out test waits for its ranks' stack dumps, on a fake clock."""
+
+    def logs(self, ranks, writes):
+        directory = tempfile.mkdtemp(prefix="await-dumps-")
+        self.addCleanup(shutil.rmtree, directory)
+        return GrowingLogs(directory, ranks, writes)
+
+    def test_it_ends_once_every_rank_has_dumped_and_its_log_holds_still(self):
+        dump = "Thread 0x1 (most recent call first):\n  File \"t.py\", line 3 in test_x\n"
+        logs = self.logs([0, 1], {0.01: [(0, dump)], 0.12: [(1, dump[:20])], 0.14: [(1, dump[20:])]})
+        ended = logs.wait()
+        self.assertGreaterEqual(ended, 0.14 + DUMP_SETTLED)  # rank 1's dump was whole before the end
+        self.assertLess(ended, STACK_DUMP_WAIT)
+
+    def test_a_rank_that_never_dumps_costs_the_whole_wait_and_no_more(self):
+        logs = self.logs([0, 1], {0.01: [(0, "Thread 0x1 (most recent call first):\n")]})
+        self.assertAlmostEqual(logs.wait(), STACK_DUMP_WAIT)
+
+    def test_a_log_that_keeps_growing_is_waited_for_until_the_end(self):
+        logs = self.logs([0], {t / 100: [(0, "line\n")] for t in range(1, 200)})
+        self.assertAlmostEqual(logs.wait(), STACK_DUMP_WAIT)

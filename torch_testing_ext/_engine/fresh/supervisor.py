@@ -36,12 +36,14 @@ from .leftovers import Leftover, find_leftovers, kill_leftovers
 from .rank_process import run_rank
 
 __all__ = ["RanksEnded", "RankProcesses", "AwaitedRanks", "run_ranks", "wait_for_outcomes", "kill_process_group",
-           "output_tail", "log_size", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "EXIT_GRACE"]
+           "output_tail", "log_size", "await_dumps", "FAIL_FAST_GRACE", "STACK_DUMP_WAIT", "DUMP_SETTLED",
+           "EXIT_GRACE"]
 
 __unittest = True
 
 FAIL_FAST_GRACE = 3.0  # seconds the other ranks get after one rank failed
-STACK_DUMP_WAIT = 1.0  # seconds a timed-out rank gets to write its stacks
+STACK_DUMP_WAIT = 1.0  # seconds a timed-out rank gets to write its stacks, at most
+DUMP_SETTLED = 0.05  # seconds a rank's log holds still once its dump is there: the dump is done
 EXIT_GRACE = 5.0  # seconds a rank that reported may take to exit once released
 RELEASE = "release"  # sent to every rank once no rank is running
 _TAIL_LINES = 40
@@ -62,6 +64,23 @@ def log_size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
+
+
+def await_dumps(logs: dict[int, str], asked_at: dict[int, int], clock: Callable[[], float] = time.monotonic,
+                sleep: Callable[[float], None] = time.sleep) -> None:
+    """Wait until every rank's log has grown since it was asked for its stacks (``asked_at``:
+    the log's size then) and then held still for ``DUMP_SETTLED`` seconds, or for
+    ``STACK_DUMP_WAIT`` seconds in all. faulthandler writes a dump from its signal handler at
+    once, so a rank that can dump has done so within milliseconds; one that cannot (stopped,
+    or gone) costs the whole wait."""
+    deadline = clock() + STACK_DUMP_WAIT
+    before: dict[int, int] = {}
+    while clock() < deadline:
+        sleep(min(DUMP_SETTLED, max(deadline - clock(), 0.0)))
+        sizes = {rank: log_size(path) for rank, path in logs.items()}
+        if sizes == before and all(size > asked_at[rank] for rank, size in sizes.items()):
+            return
+        before = sizes
 
 
 def _read_log(path: str, since: int, until: int | None = None) -> str:
@@ -180,7 +199,7 @@ class RankProcesses:
                         os.kill(pid, signal.SIGUSR1)
                 except ProcessLookupError:
                     pass
-            time.sleep(STACK_DUMP_WAIT)
+            await_dumps({rank: self.logs[rank] for rank in ranks}, {rank: self._dumps_at[rank] for rank in ranks})
             details = {rank: self._with_stack(rank, detail) for rank in ranks}
         for rank in ranks:
             kill_process_group(self.processes[rank])
