@@ -308,6 +308,23 @@ class TestTestAids(TestCase):
                 self.assertEqual(gc.get_debug(), debug_before)
                 self.assertEqual(len(gc.garbage), garbage_before)
 
+    def test_check_leaked_tensors_counts_only_the_blocks_cycles(self):
+        class MakesACycleWhenFreed:
+            """Garbage whose finalizer leaves new garbage (a cycle holding a tensor), as freeing
+            dynamo's graphs leaves its fake tensors: only a second collection frees it."""
+
+            def __init__(self):
+                self.me = self
+
+            def __del__(self):
+                cycle = {"tensor": torch.ones(2)}
+                cycle["self"] = cycle
+
+        MakesACycleWhenFreed()  # garbage made before the block
+        with warnings.catch_warnings(record=True), check_leaked_tensors() as garbage:
+            torch.ones(3)
+        self.assertEqual(garbage, [])
+
     def test_wrap_swap_tensors_test(self):
         before = torch.__future__.get_swap_module_params_on_conversion()
         for swap, inside in [(True, True), (False, False), (None, before)]:

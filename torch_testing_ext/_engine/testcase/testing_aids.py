@@ -62,12 +62,17 @@ def suppress_warnings(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]  # a wrapper with fn's signature
 
 
+_SETTLING_COLLECTIONS = 10  # at most, before the block: each frees what the last one's finalizers let go
+
+
 @contextmanager
 def check_leaked_tensors(limit: int = 1, matched_type: type = torch.Tensor) -> Iterator[list[Any]]:
     """Find objects of ``matched_type`` (tensors) that only reference cycles kept alive in the
-    block: collect first, run the block with the collector saving what it finds unreachable,
-    collect again, and put the unreachable ``matched_type`` objects in the list this yields
-    (readable after the block), with a warning naming how many there are.
+    block: collect first (until a collection finds nothing more: freeing one cycle's finalizers
+    can leave another cycle unreachable, as dynamo's fake tensors are), run the block with the
+    collector saving what it finds unreachable, collect again, and put the unreachable
+    ``matched_type`` objects in the list this yields (readable after the block), with a warning
+    naming how many there are.
 
     ``limit`` is upstream's number of object graphs to draw with ``objgraph``; no graphs are
     drawn here (the warning says how many were found). Other unreachable objects are freed as
@@ -75,7 +80,9 @@ def check_leaked_tensors(limit: int = 1, matched_type: type = torch.Tensor) -> I
     """
     del limit
     previous_flags = gc.get_debug()
-    gc.collect()
+    for _ in range(_SETTLING_COLLECTIONS):
+        if not gc.collect():
+            break
     already_saved = len(gc.garbage)
     found: list[Any] = []
     gc.set_debug(gc.DEBUG_SAVEALL)
