@@ -15,6 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 import torch_testing_ext
+from torch_testing_ext._engine._torch_private import HIDDEN_FROM_WARNINGS
 from torch_testing_ext._engine.reporting.stack_dumps import is_harness_file, parse_dump, trim_dump
 from torch_testing_ext.common_utils import TestCase
 
@@ -78,6 +79,12 @@ class TestTrimDump(TestCase):
         second = DUMP.replace("line 12 in test_all_reduce", "line 13 in test_all_reduce")
         self.assertIn("line 13, in test_all_reduce", trim_dump(DUMP + "\n" + second))
         self.assertNotIn("line 12,", trim_dump(DUMP + "\n" + second))
+
+    def test_the_ledgers_wrapper_around_a_collective_is_not_shown(self):
+        test_line = '  File "/home/me/tests/test_x.py", line 12 in test_all_reduce\n'
+        wrapped = DUMP.replace(test_line, f'  File "{HIDDEN_FROM_WARNINGS}", line 368 in recorded\n{test_line}')
+        self.assertIn(HIDDEN_FROM_WARNINGS, wrapped)
+        self.assertEqual(trim_dump(wrapped), trim_dump(DUMP))
 
     def test_no_dump_or_only_watchers_is_none(self):
         self.assertIsNone(trim_dump("just output\n"))
@@ -158,6 +165,7 @@ class TestHungRanksEndToEnd(TestCase):
     def assertNoHarnessFrames(self, lines):
         for line in lines:
             self.assertNotIn(str(PACKAGE), line)
+            self.assertNotIn(HIDDEN_FROM_WARNINGS, line)  # the ledger's wrapper around the collective
             for runner in ("multiprocessing/", "forkserver.py", 'File "<string>"', "threading.py\", line 1"):
                 self.assertNotIn(runner, line)
 

@@ -35,6 +35,8 @@ import re
 import threading
 from pathlib import Path
 
+from .._torch_private import HIDDEN_FROM_WARNINGS
+
 __all__ = ["DumpFrame", "DumpThread", "parse_dump", "trim_dump", "is_harness_file"]
 
 __unittest = True
@@ -57,8 +59,10 @@ def _package_dir(name: str) -> tuple[str, ...]:
 
 # A rank that runs a pytest session: pytest's runner and its hook caller start the test.
 _RUNNER_HARNESS = _package_dir("_pytest") + _package_dir("pluggy")
-# The collective ledger's wrapper, between the test's call and torch's function: not shown.
-_TRANSPARENT = str(Path(__file__).resolve().parents[1] / "ledger" / "recording.py")
+# The collective ledger's wrapper, between the test's call and torch's function: not shown
+# (its frames name recording.py, or the made-up file of a wrapper hidden from warnings).
+_TRANSPARENT = frozenset({str(Path(__file__).resolve().parents[1] / "ledger" / "recording.py"),
+                          HIDDEN_FROM_WARNINGS})
 _THREADING = str(_STDLIB / "threading.py")
 
 
@@ -165,7 +169,8 @@ def trim_dump(text: str) -> str | None:
         if _started_by_harness(thread.frames):
             continue  # the harness's own watcher thread
         cut = _outer_harness_run(thread.frames)
-        frames = tuple(frame for frame in thread.frames[cut:] if os.path.realpath(frame.path) != _TRANSPARENT)
+        frames = tuple(frame for frame in thread.frames[cut:]
+                       if frame.path not in _TRANSPARENT and os.path.realpath(frame.path) not in _TRANSPARENT)
         if test is None and _runs_the_test(thread.frames[:cut]):
             if not frames:
                 return None
