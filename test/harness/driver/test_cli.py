@@ -21,7 +21,7 @@ from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase
 
-from fixtures.paths import REPO
+from fixtures.paths import HARNESS, REPO
 from fixtures.runs import checkout_env, driver_main
 
 RUN_TEST = REPO / "run_test.py"
@@ -146,7 +146,7 @@ class FixtureTree:
         return [sys.executable, str(RUN_TEST), "--test-dir", str(self.test_dir), *args]
 
     def env(self):
-        return checkout_env(REPO / "test" / "harness")
+        return checkout_env(HARNESS)
 
     def run(self, *args, timeout=120):
         return subprocess.run(self.command(*args), cwd=self.root, env=self.env(), capture_output=True,

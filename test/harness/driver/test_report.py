@@ -20,7 +20,7 @@ from torch_testing_ext._engine.driver.results import Attempt, CaseOutcome, Entry
 from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext.common_utils import TestCase
 
-from fixtures.paths import REPO
+from fixtures.paths import HARNESS, REPO
 from fixtures.runs import checkout_env
 
 
@@ -159,7 +159,7 @@ class TestWhatTheDriverSays(TestCase):
                 Path(root, "test").mkdir(exist_ok=True)
                 Path(root, "test", f"{name}.py").write_text(textwrap.dedent(body))
             return subprocess.run([sys.executable, str(REPO / "run_test.py"), "--test-dir", str(Path(root, "test")),
-                                   *args], cwd=root, env=checkout_env(REPO / "test" / "harness"),
+                                   *args], cwd=root, env=checkout_env(HARNESS),
                                   capture_output=True, text=True, timeout=120)
 
     def test_reruns_are_announced_and_a_stop_names_the_files_not_run(self):

@@ -22,7 +22,7 @@ from unittest import mock
 from torch_testing_ext.common_utils import TestCase, run_tests
 
 from fixtures import class_level_errors
-from fixtures.paths import REPO
+from fixtures.paths import HARNESS, REPO
 from fixtures.runs import checkout_env, run_file
 
 PLACES = ("setUpClass", "tearDownClass", "setUpModule", "tearDownModule")
@@ -132,7 +132,7 @@ class TestTheDriverReadsThem(TestCase):
             (tests / "test_class_error.py").write_text(textwrap.dedent(CLASS_ERROR))
             (tests / "test_module_error.py").write_text(textwrap.dedent(MODULE_ERROR))
             result = subprocess.run([sys.executable, str(REPO / "run_test.py"), "--test-dir", str(tests),
-                                     "--keep-going"], cwd=root, env=checkout_env(REPO / "test" / "harness"),
+                                     "--keep-going"], cwd=root, env=checkout_env(HARNESS),
                                     capture_output=True, text=True, timeout=120)
             out = result.stdout
             self.assertEqual(result.returncode, 1, out + result.stderr)
