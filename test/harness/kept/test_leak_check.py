@@ -33,8 +33,6 @@ from fixtures.paths import FIXTURES
 from fixtures.pytest_runs import PytestRun, failure_section
 from fixtures.runs import FileRun, assert_outcomes, run_file
 
-FIXTURES = FIXTURES
-
 
 def failure_reports(output, cls):
     """{test name: its report} for each FAIL/ERROR section of class ``cls``'s tests in a
