@@ -11,6 +11,11 @@ from __future__ import annotations
 
 import logging
 
+from ._engine.distributed_bases.dist_backend_suite import (
+    DistTestCases,
+    cleanup_temp_dir,
+    initialize_temp_directories,
+)
 from ._engine.distributed_bases.distributed_test_base import DistributedTestBase
 from ._engine.distributed_bases.sparse_reduce_cases import simple_sparse_reduce_tests
 from ._engine.distributed_bases.subtests import run_subtests
@@ -78,6 +83,9 @@ __all__ = [
     "skip_but_pass_in_sandcastle",
     "skip_but_pass_in_sandcastle_if",
     "logger",
+    "DistTestCases",
+    "initialize_temp_directories",
+    "cleanup_temp_dir",
     *distributed_skips.__all__,
 ]
 

@@ -12,6 +12,7 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import pathlib
+import re
 import signal
 import stat
 import subprocess
@@ -231,6 +232,18 @@ class TestPrivateAccessContracts(TestCase):
             # Both are cached for the process: what a forked child inherits.
             self.assertEqual(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, 1)
             self.assertIs(codecache.torch_key(), codecache.torch_key())
+
+    def test_shipped_suite_path(self):
+        with contract("shipped_suite_path"):
+            for relative, defines in (("distributed/distributed_test.py", "class DistributedTest"),
+                                      ("distributed/rpc/rpc_test.py", "class RpcTest")):
+                path = private.shipped_suite_path(relative)
+                self.assertTrue(path.endswith(os.path.join("torch", "testing", "_internal", relative)), path)
+                with open(path, encoding="utf-8") as f:
+                    self.assertIn(defines, f.read())
+        with self.assertRaisesRegex(FileNotFoundError, re.escape(f"torch {torch.__version__} does not ship "
+                                                                 "torch/testing/_internal/no_such_suite.py")):
+            private.shipped_suite_path("no_such_suite.py")
 
     def test_test_method_name(self):
         with contract("test_method_name"):

@@ -48,6 +48,7 @@ __all__ = [
     "main_script_path",
     "import_main_script",
     "warm_inductor_process_caches",
+    "shipped_suite_path",
     "privateuse1_backend_name",
     "ddp_logging_data",
     "tree_flatten",
@@ -715,6 +716,23 @@ def warm_inductor_process_caches() -> None:
 
     codecache.torch_key()
     cpu_vec_isa.pick_vec_isa()
+
+
+@_private("the files of torch/testing/_internal/ in the installed torch (read, never imported)")
+def shipped_suite_path(relative: str) -> str:
+    """The path of the installed torch's ``torch/testing/_internal/<relative>`` (for example
+    ``distributed/distributed_test.py``), found beside ``torch/__init__.py`` without importing
+    the package it is in. Raises ``FileNotFoundError`` naming the torch version if this torch
+    does not ship it."""
+    import os
+
+    import torch
+
+    path = os.path.join(os.path.dirname(torch.__file__), "testing", "_internal", relative)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"torch {torch.__version__} does not ship "
+                                f"torch/testing/_internal/{relative} (looked at {path})")
+    return path
 
 
 @_private("torch.distributed._shard.sharded_tensor (ShardedTensor, its factories)")

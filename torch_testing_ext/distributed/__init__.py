@@ -2,6 +2,8 @@
 import of ``torch.testing._internal.distributed.X`` becomes ``torch_testing_ext.distributed.X``.
 Each is thin; the definitions live in our rooms.
 
+- ``distributed_test``: torch's own ``DistributedTest`` suite, the installed torch's file run on
+  our harness (by ``distributed_bases.shipped_suites``);
 - ``fake_pg``: ``FakeStore`` (from ``process_groups``);
 - ``checkpoint_utils``: ``with_temp_dir``, ``Rot13Example``, ``get_test_extension_registry``
   (from ``distributed_bases``);

@@ -2,10 +2,14 @@
 
 - ``checkpoint_extensions``: ``Rot13Example`` and ``get_test_extension_registry``, a checkpoint
   stream transform for tests;
+- ``dist_backend_suite``: ``DistTestCases``, ``initialize_temp_directories``,
+  ``cleanup_temp_dir``: what torch's ``DistributedTest`` suite reads besides the test case;
 - ``distributed_test_base``: ``DistributedTestBase``, ranks that create a group per device;
 - ``rpc_fixtures``: the RPC agents' test fixtures (TensorPipe, faulty TensorPipe), and
   ``dist_init``, RPC around a test body;
 - ``rpc_suites``: ``generate_tests`` and the RPC suite lists, as placeholders that skip;
+- ``shipped_suites``: ``load_shipped_suite``, the suites torch ships in its wheel run in our
+  faces, their harness imports bound to ours, run again in a rank under its environment;
 - ``shared_temp_dir``: ``with_temp_dir``, a directory all ranks of a test share;
 - ``sparse_reduce_cases``: ``simple_sparse_reduce_tests``, sparse sum-reduce inputs and results;
 - ``state_dict_checks``: ``VerifyStateDictMixin``, a distributed state dict against a plain one;

@@ -8,5 +8,6 @@
 - ``multiprocess_test_case``: ``MultiProcessTestCase``, the test-facing class;
 - ``rank_process``: what runs inside a rank, up to its ``RankOutcome``;
 - ``server_preload``: the server's last preload (the test script itself, inductor if asked);
-- ``supervisor``: starting, waiting, fail-fast, timeouts with stacks, cleanup.
+- ``supervisor``: starting, waiting, fail-fast, timeouts with stacks, cleanup;
+- ``upstream_entry``: upstream's rank entry ``_run``, for classes that override it.
 """

@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 
 from ... import devices
 from .._torch_private import (
@@ -60,7 +61,7 @@ from ..process_tree.linux_prctl import become_subreaper, set_parent_death_signal
 from ..process_tree.proc_table import descendants, is_exiting, signal_all
 
 __all__ = ["WarmUp", "forkserver_context", "run_directory", "server_pid", "server_alive", "stop_server",
-           "adopt_environment", "serving"]
+           "adopt_environment", "reread_after_adopting", "serving"]
 
 SERVER_REAP_WAIT = 2.0  # seconds the exiting server waits for the processes it killed
 
@@ -255,14 +256,29 @@ def _start_server(preload: _Preload) -> None:
     _alive_pipe = (stat.st_dev, stat.st_ino)
 
 
+# Callbacks that re-read, in a process forked from the server, what a preloaded module read
+# from the environment when the server imported it (see reread_after_adopting).
+_rereaders: list[Callable[[], None]] = []
+
+
+def reread_after_adopting(reread: Callable[[], None]) -> None:
+    """Have :func:`adopt_environment` call ``reread()`` once the environment is adopted: for a
+    preloaded module whose import reads the environment, which a spawned process would have
+    imported under the test process's environment of that moment, not the server's."""
+    _rereaders.append(reread)
+
+
 def adopt_environment(environ: dict[str, str]) -> None:
     """In a process forked from the server: take ``environ`` (the test process's environment
     when it started this process, as a spawned process would inherit it), keeping what the
-    server set for the processes forked from it."""
+    server set for the processes forked from it; then make the re-reads registered with
+    :func:`reread_after_adopting`."""
     kept = {name: os.environ[name] for name in (*_SERVER_SETS, devices.FACTS_ENV) if name in os.environ}
     os.environ.clear()
     os.environ.update(environ)
     os.environ.update(kept)
+    for reread in _rereaders:
+        reread()
 
 
 def forkserver_context(test_module: str, warm_inductor: bool = False,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import os
+from typing import Any
 
 from .._torch_private import test_method_name
 from ..launched.launched_run import LaunchedTest
@@ -44,6 +45,7 @@ from ..worlds.world import World
 from .fresh_world import FreshWorld, verdict_with_leftovers, world_facts
 from .leftovers import LeftoverProcessWarning
 from .rank_process import run_between_hooks
+from .upstream_entry import run_test_in_entry
 
 __all__ = ["MultiProcessTestCase", "RankFailure", "RankError", "TIMEOUT_ENV",
            "LeftoverProcessWarning", "dispatch_to_ranks", "world_facts", "verdict_with_leftovers"]
@@ -97,6 +99,12 @@ class MultiProcessTestCase(RanksTestCase):
             raise AttributeError("file_name: rank 0 did not announce the test's directory in time")
         return os.path.join(self._test_dir, STORE_FILE)
 
+    @file_name.setter
+    def file_name(self, value: str) -> None:
+        # Upstream's rank entry (``_run``) sets ``self.file_name = file_name``, as given to it.
+        if value != self.file_name:
+            raise AttributeError(f"file_name is set by the harness: {self.file_name!r}, not {value!r}")
+
     # -- hooks -------------------------------------------------------------------------------
 
     def setUpRank(self) -> None:
@@ -125,6 +133,11 @@ class MultiProcessTestCase(RanksTestCase):
         self.addCleanup(self._launched_test.end)
         self._launched_test.begin(self._begin_timeout())
         self._test_dir = self._launched_test.test_dir
+
+    def run_test(self, test_name: str, parent_pipe: Any) -> None:
+        """Upstream's rank body, for subclasses that override the rank entry ``_run``: run
+        ``test_name`` here, between the rank hooks (see ``_engine.fresh.upstream_entry``)."""
+        run_test_in_entry(self, test_name, parent_pipe)
 
     def _spawn_processes(self) -> None:
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after

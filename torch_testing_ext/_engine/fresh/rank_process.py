@@ -29,6 +29,7 @@ from ..testcase.tensor_testcase import seed_everything
 from ..worlds.outcomes import RankOutcome, outcome_of
 from ..worlds.rank_facts import RankFacts, RankHooks, RankTask, enter_rank
 from .fork_server import adopt_environment
+from .upstream_entry import overrides_rank_entry, run_upstream_entry
 
 __all__ = ["run_rank", "become_rank", "run_test_method", "run_between_hooks", "watch_lifeline", "redirect_output",
            "resolve_class", "share_cpus", "report_and_exit", "leave_rank_process", "flush_output", "RELEASE_GC_AFTER",
@@ -119,6 +120,8 @@ def run_test_method(task: RankTask, facts: RankFacts) -> RankOutcome:
     except BaseException as error:  # the test's class cannot be found: the rank's outcome
         return outcome_of(facts.rank, error)
     faults = begin_test(facts, getattr(cls, task.method, None), cls)
+    if overrides_rank_entry(cls):  # upstream's _run sets the rank up, then calls run_test
+        return end_test(run_upstream_entry(cls, task.method, facts, task.seed, run_between_hooks), faults)
     try:
         run_between_hooks(cls(task.method), task.method, task.seed)
     except BaseException as error:  # every ending of the test is the rank's outcome

@@ -90,6 +90,8 @@ _thread = _ThreadState()
 _process_recorder: Recorder | None = None
 _mode_active = torch_function_mode_check()
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+# Torch's own test suites (run here by _engine.distributed_bases.shipped_suites) are tests.
+_TORCH_TESTS_DIR = os.path.join(_TORCH_DIR, "testing", "_internal") + os.sep
 _PACKAGE_DIR = os.path.abspath(os.path.join(__file__, "..", "..", "..")) + os.sep  # torch_testing_ext/
 _internal_files: dict[str, bool] = {}  # by file name: bounded by the files a process runs
 
@@ -280,9 +282,11 @@ def end(thread: bool = False) -> Ledger | None:
 
 
 def _is_internal(filename: str) -> bool:
-    """Whether ``filename`` is torch's or ours (or made up: ``<string>``), not the user's."""
+    """Whether ``filename`` is torch's or ours (or made up: ``<string>``), not the user's; torch's
+    test suites (``torch/testing/_internal/``) are the user's."""
     path = os.path.abspath(filename)
-    known = _internal_files[filename] = (filename.startswith("<") or path.startswith(_TORCH_DIR)
+    torch_not_tests = path.startswith(_TORCH_DIR) and not path.startswith(_TORCH_TESTS_DIR)
+    known = _internal_files[filename] = (filename.startswith("<") or torch_not_tests
                                          or path.startswith(_PACKAGE_DIR))
     return known
 

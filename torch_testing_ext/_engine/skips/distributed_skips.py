@@ -24,6 +24,7 @@ from .skip_checks import skip_if, skip_when
 __all__ = [
     "skip_if_lt_x_gpu",
     "require_n_gpus_for_nccl_backend",
+    "nccl_skip_if_lt_x_gpu",
     "requires_gloo",
     "requires_nccl",
     "requires_accelerator_dist_backend",
@@ -84,6 +85,12 @@ def require_n_gpus_for_nccl_backend(n: int, backend: str) -> Callable[[_F], _F]:
     """
     too_few = backend == "nccl" and devices.devices_of_type("cuda") < n
     return skip_if(too_few, f"Need at least {n} CUDA devices")
+
+
+def nccl_skip_if_lt_x_gpu(backend: str, x: int) -> Callable[[_F], _F]:
+    """Upstream's other spelling of :func:`require_n_gpus_for_nccl_backend` (arguments the
+    other way round): skip under ``"nccl"`` with fewer than ``x`` CUDA devices."""
+    return require_n_gpus_for_nccl_backend(x, backend)
 
 
 def requires_gloo() -> Callable[[_F], _F]:

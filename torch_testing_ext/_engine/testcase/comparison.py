@@ -122,6 +122,13 @@ def assert_equal(
         for key in expected:
             assert_equal(actual[key], expected[key], rtol=rtol, atol=atol, exact_dtype=exact_dtype,
                          exact_device=exact_device, path=f"{path}[{key!r}]")
+    elif isinstance(actual, torch.Size) or isinstance(expected, torch.Size):
+        # A shape equals any sequence of the same sizes (a list too), as upstream's assertEqual
+        # has it; a mismatch shows both shapes whole.
+        if not (isinstance(actual, Sequence) and isinstance(expected, Sequence)
+                and not isinstance(actual, (str, bytes)) and not isinstance(expected, (str, bytes))
+                and tuple(actual) == tuple(expected)):
+            _fail(path, f"{actual!r} != {expected!r}")
     elif _is_sequence(actual) and _is_sequence(expected):
         if len(actual) != len(expected):
             shown = f": {actual!r} != {expected!r}" if len(repr(actual)) + len(repr(expected)) < 2000 else ""

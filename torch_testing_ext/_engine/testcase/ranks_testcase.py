@@ -61,6 +61,12 @@ class RanksTestCase(TestCase):
         facts = current_rank_facts()
         return -1 if facts is None else facts.rank
 
+    @rank.setter
+    def rank(self, value: int) -> None:
+        # Upstream's rank entry (``_run``) sets ``self.rank = rank``; the harness decides it.
+        if value != self.rank:
+            raise AttributeError(f"rank is set by the harness: this is rank {self.rank}, not {value!r}")
+
     @property
     def device(self) -> str:
         """This rank's device: ``"cpu"``, or ``"<type>:<index>"`` on an accelerator."""

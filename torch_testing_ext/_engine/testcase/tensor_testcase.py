@@ -103,6 +103,27 @@ class TestCase(expecttest.TestCase):
             detail = f"{actual!r} == {expected!r}"
             raise self.failureException(f"{msg}\n{detail}" if msg else detail)
 
+    def assertGreaterAlmostEqual(self, first: Any, second: Any, places: int | None = None,
+                                 msg: str | None = None, delta: Any = None) -> None:
+        """``first >= second``, or short of it by at most ``delta``, or (without ``delta``) by
+        a difference that rounds to 0 at ``places`` decimals (default 7), as
+        ``assertAlmostEqual`` decides closeness."""
+        if delta is not None and places is not None:
+            raise TypeError("assertGreaterAlmostEqual: give delta or places, not both")
+        if first >= second:
+            return
+        short = second - first
+        if delta is not None:
+            if short <= delta:
+                return
+            detail = f"{first!r} is less than {second!r} by {short!r}, more than delta {delta!r}"
+        else:
+            places = 7 if places is None else places
+            if round(short, places) == 0:
+                return
+            detail = f"{first!r} is less than {second!r} by {short!r}, not 0 at {places} places"
+        raise self.failureException(self._formatMessage(msg, detail))
+
     def assertNotWarn(self, fn: Callable[[], Any], msg: str = "") -> None:
         """Fail if ``fn()`` warns, counting warnings torch would otherwise show only once."""
         warn_always = torch.is_warn_always_enabled()

@@ -1,0 +1,157 @@
+"""Suites torch ships, run on our harness (torch_testing_ext._engine.distributed_bases.shipped_suites).
+
+The face ``torch_testing_ext.distributed.distributed_test`` runs the installed torch's own file
+with its harness imports bound to ours, without importing torch's harness; a rank forked from
+the fork server runs the suite's code again under its own environment (as a spawned rank would
+import it); and a thin test file over the suite passes, skips and fails its tests as upstream's
+harness does, including a test whose ranks differ on purpose.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from torch_testing_ext._engine.distributed_bases.shipped_suites import load_suite_file
+from torch_testing_ext._engine.fresh import fork_server
+from torch_testing_ext._engine.reporting.status import Status
+
+from fixtures.paths import FIXTURES
+from fixtures.runs import checkout_env, run_file
+
+
+def _suite_env(temp_dir, world_size=2):
+    barrier = Path(temp_dir) / "barrier"
+    barrier.mkdir(exist_ok=True)
+    return {"BACKEND": "gloo", "WORLD_SIZE": str(world_size), "TEMP_DIR": str(temp_dir),
+            "INIT_METHOD": f"file://{temp_dir}/init"}
+
+
+_INSPECT_FACE = textwrap.dedent("""
+    import inspect, json, os, sys
+    import torch
+    before = {name for name in sys.modules if name.startswith("torch.testing._internal")}
+    import torch_testing_ext.distributed.distributed_test as face
+    from torch_testing_ext.common_distributed import MultiProcessTestCase
+    method = face.DistributedTest._DistTestBase.test_all_reduce_sum
+    code = inspect.unwrap(method).__code__
+    line = open(code.co_filename).read().splitlines()[code.co_firstlineno - 1]
+    print(json.dumps({
+        "suite": face.__shipped_suite__,
+        "torch_file": os.path.join(os.path.dirname(torch.__file__), "testing", "_internal",
+                                   "distributed", "distributed_test.py"),
+        "code_file": code.co_filename,
+        "first_line": line.strip(),
+        "ours": issubclass(face.TestDistBackend, MultiProcessTestCase),
+        "module": face.TestDistBackend.__module__,
+        "lockstep": getattr(face.DistributedTest._DistTestBase, "collectives_lockstep", True),
+        "torch_harness_imported": sorted(
+            {n for n in sys.modules if n.startswith("torch.testing._internal")} - before),
+    }))
+""")
+
+
+class TestTheFace(unittest.TestCase):
+    def test_runs_the_installed_torchs_file_on_our_harness(self):
+        with tempfile.TemporaryDirectory(prefix="selftest-suite-") as temp:
+            completed = subprocess.run([sys.executable, "-c", _INSPECT_FACE], capture_output=True, text=True,
+                                       env=checkout_env(**_suite_env(temp)), timeout=120)
+        self.assertEqual(completed.returncode, 0, completed.stderr[-3000:])
+        facts = json.loads(completed.stdout.splitlines()[-1])
+        self.assertEqual(facts["suite"], facts["torch_file"])
+        self.assertEqual(facts["code_file"], facts["torch_file"])  # tracebacks name torch's file
+        self.assertTrue(facts["first_line"].startswith(("def test_all_reduce_sum", "@")), facts["first_line"])
+        self.assertTrue(facts["ours"])
+        self.assertEqual(facts["module"], "torch_testing_ext.distributed.distributed_test")
+        self.assertIs(facts["lockstep"], False)
+        # torch's own code imports some of its testing modules (fsdp imports fake_pg); none of
+        # the harness the suite is written against may be torch's.
+        harness = {"torch.testing._internal.common_utils", "torch.testing._internal.common_distributed",
+                   "torch.testing._internal.distributed.distributed_test"}
+        self.assertEqual(harness & set(facts["torch_harness_imported"]), set())
+
+    def test_without_its_environment_the_face_says_what_is_missing(self):
+        env = checkout_env(BACKEND="gloo", WORLD_SIZE=None)
+        completed = subprocess.run([sys.executable, "-c", "import torch_testing_ext.distributed.distributed_test"],
+                                   capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(completed.returncode, 1)
+        last = completed.stderr.strip().splitlines()[-1]
+        self.assertIn("ImportError: torch_testing_ext.distributed.distributed_test (torch's "
+                      "torch/testing/_internal/distributed/distributed_test.py) reads BACKEND, WORLD_SIZE", last)
+        self.assertIn("missing: WORLD_SIZE", last)
+
+
+_SUITE = """\
+import os
+RUNS = globals().get("RUNS", 0) + 1
+VALUE = os.environ.get("SUITE_VALUE")
+
+class Suite:
+    class Nested:
+        pass
+
+    def value(self):
+        return VALUE
+"""
+
+
+class TestRereadInARank(unittest.TestCase):
+    def setUp(self):
+        folder = tempfile.mkdtemp(prefix="selftest-suite-")
+        self.addCleanup(lambda: (os.remove(self.path), os.rmdir(folder)))
+        self.path = os.path.join(folder, "suite.py")
+        with open(self.path, "w") as f:
+            f.write(_SUITE)
+        patches = [mock.patch.dict(os.environ, {"SUITE_VALUE": "server"}),
+                   mock.patch.object(fork_server, "_rereaders", [])]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+        self.namespace = {"__name__": "selftest_face"}
+        load_suite_file(self.namespace, self.path)
+
+    def test_a_rank_with_another_environment_runs_the_suite_again(self):
+        old_class = self.namespace["Suite"]
+        self.assertEqual(old_class().value(), "server")
+        fork_server.adopt_environment({**os.environ, "SUITE_VALUE": "rank"})  # what a forked rank does
+        self.assertEqual(self.namespace["RUNS"], 2)
+        self.assertEqual(old_class().value(), "rank")  # the classes a test file holds see it too
+
+    def test_a_rank_with_the_same_environment_does_not(self):
+        fork_server.adopt_environment(dict(os.environ))
+        self.assertEqual(self.namespace["RUNS"], 1)
+
+    def test_every_class_of_the_suite_is_not_in_lockstep(self):
+        for cls in (self.namespace["Suite"], self.namespace["Suite"].Nested):
+            self.assertIs(cls.collectives_lockstep, False)
+
+    def test_a_file_that_does_not_parse_names_itself(self):
+        with open(self.path, "w") as f:
+            f.write("def broken(:\n")
+        with self.assertRaises(SyntaxError) as caught:
+            load_suite_file({"__name__": "x"}, self.path)
+        self.assertEqual(caught.exception.filename, self.path)
+
+
+class TestAThinFileOverTheSuite(unittest.TestCase):
+    def test_outcomes_as_upstreams_harness_gives_them(self):
+        tests = {
+            "test_all_reduce_sum": Status.PASSED,
+            "test_broadcast": Status.PASSED,
+            # rank 0 waits at a barrier that rank 1 never reaches, and expects the timeout: it
+            # needs the suite's INIT_METHOD re-read in the rank, and no lockstep rule.
+            "test_barrier_timeout_global": Status.PASSED,
+            "test_all_reduce_sum_cuda": Status.SKIPPED,
+            "test_broadcast_group": Status.SKIPPED,  # upstream skips it below world size 8
+        }
+        with tempfile.TemporaryDirectory(prefix="selftest-suite-") as temp:
+            selection = [arg for name in tests for arg in ("-k", name)]
+            run = run_file(FIXTURES / "shipped_suite_spawn.py", *selection, env=_suite_env(temp), timeout=240)
+        found = {name.split(".")[-1]: status for name, status in run.statuses.items()
+                 if name.split(".")[-1] in tests}
+        self.assertEqual(found, tests, run.output[-3000:])
