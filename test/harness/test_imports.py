@@ -8,8 +8,7 @@ import os
 import re
 import subprocess
 import sys
-
-from torch_testing_ext.common_utils import TestCase
+import unittest
 
 from fixtures.paths import REPO
 
@@ -46,7 +45,7 @@ print('ok')
 """
 
 
-class TestImports(TestCase):
+class TestImports(unittest.TestCase):
     def test_a_fresh_interpreter_imports_every_module_and_registers_fake(self):
         completed = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
                                    cwd=ROOT, timeout=120)

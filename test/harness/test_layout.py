@@ -10,9 +10,9 @@ import pathlib
 import re
 import subprocess
 import sys
+import unittest
 
 import torch_testing_ext
-from torch_testing_ext.common_utils import TestCase
 
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
@@ -60,7 +60,7 @@ def imported_torch(names):
     return json.loads(result.stdout)
 
 
-class TestImports(TestCase):
+class TestImports(unittest.TestCase):
     def test_the_modules_marked_torch_free_import_no_torch(self):
         marked = torch_free_modules()
         self.assertIn("torch_testing_ext._engine.worlds.outcomes", marked)
@@ -80,7 +80,7 @@ class TestImports(TestCase):
         self.assertIn("torch", imported_torch(["torch_testing_ext._engine.ledger.recording"]))
 
 
-class TestLayout(TestCase):
+class TestLayout(unittest.TestCase):
     def test_no_two_modules_share_a_file_name(self):
         by_name = collections.defaultdict(list)
         for path in modules():

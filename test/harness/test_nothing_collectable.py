@@ -14,9 +14,8 @@ import json
 import subprocess
 import sys
 import tempfile
+import unittest
 from pathlib import Path
-
-from torch_testing_ext.common_utils import TestCase
 
 from fixtures.runs import checkout_env
 
@@ -78,7 +77,7 @@ def collectable(package, *paths):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-class TestNothingCollectable(TestCase):
+class TestNothingCollectable(unittest.TestCase):
     def test_no_public_function_or_class_looks_like_a_test_to_pytest(self):
         report = collectable("torch_testing_ext")
         self.assertEqual(report["broken"], [], "modules that do not import")

@@ -9,8 +9,7 @@ import pathlib
 import subprocess
 import sys
 import tempfile
-
-from torch_testing_ext.common_utils import TestCase
+import unittest
 
 from fixtures.paths import REPO
 
@@ -43,7 +42,7 @@ RuntimeError: boom
 """
 
 
-class TestLedgerSideBySide(TestCase):
+class TestLedgerSideBySide(unittest.TestCase):
     def test_reads_outcomes_and_the_first_line_of_each_failure(self):
         with tempfile.TemporaryDirectory() as tmp:
             pathlib.Path(tmp, "TEST-test_x.xml").write_text(REPORT)

@@ -15,11 +15,10 @@ import sys
 import tempfile
 import textwrap
 import time
+import unittest
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-from torch_testing_ext.common_utils import TestCase
 
 from fixtures.paths import HARNESS, REPO
 from fixtures.runs import checkout_env, driver_main
@@ -186,7 +185,7 @@ def _exists(pid):
     return True
 
 
-class TestBadInput(TestCase):
+class TestBadInput(unittest.TestCase):
     """Every bad input: exit 2, one line on stderr, no traceback, nothing run (the driver's
     ``main`` in this process, and one bad input as a process)."""
 
@@ -245,7 +244,7 @@ class TestBadInput(TestCase):
         self.assertEqual(len(result.stderr.splitlines()), 1, result.stderr)
 
 
-class TestPlanning(TestCase):
+class TestPlanning(unittest.TestCase):
     """Selection, sharding and times files, seen through --dry-run (no test file runs)."""
 
     NAMES = ["distributed/_composable/test_c", "distributed/test_a", "distributed/test_b",
@@ -322,7 +321,7 @@ class TestPlanning(TestCase):
         self.assertNotIn("Traceback", result.stderr)
 
 
-class TestRunning(TestCase):
+class TestRunning(unittest.TestCase):
     """Real runs: flaky, consistent failures, fail-fast, pass-through, reports, times update."""
 
     def setUp(self):
@@ -464,7 +463,7 @@ class TestRunning(TestCase):
                                               ("TestA.test_two", "TestB")])
 
 
-class TestStopping(TestCase):
+class TestStopping(unittest.TestCase):
     """Timeouts and signals: every process the test file started is gone afterwards."""
 
     def setUp(self):

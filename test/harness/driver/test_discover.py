@@ -1,6 +1,7 @@
 """Discovery and selection of test files by the shard driver."""
 
 import tempfile
+import unittest
 from pathlib import Path
 
 from torch_testing_ext._engine.driver.discover import (
@@ -11,7 +12,6 @@ from torch_testing_ext._engine.driver.discover import (
     is_distributed,
     select_tests,
 )
-from torch_testing_ext.common_utils import TestCase
 
 FILES = [
     "test_top.py",
@@ -32,7 +32,7 @@ FILES = [
 ]
 
 
-class _FileTree(TestCase):
+class _FileTree(unittest.TestCase):
     """A temporary tree of FILES (no tests of its own)."""
 
     def setUp(self):
@@ -127,7 +127,7 @@ class TestFindTests(_FileTree):
 NAMES = ["distributed/_composable/test_c", "distributed/test_b", "harness/test_a", "test_top"]
 
 
-class TestSelect(TestCase):
+class TestSelect(unittest.TestCase):
     def test_everything_by_default(self):
         self.assertEqual(select_tests(NAMES), NAMES)
 

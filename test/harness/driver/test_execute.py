@@ -10,6 +10,7 @@ each: driver/test_cli.py.
 import dataclasses
 import tempfile
 import time
+import unittest
 from pathlib import Path
 from unittest import mock
 
@@ -20,7 +21,6 @@ from torch_testing_ext._engine.driver.runners import FileKind
 from torch_testing_ext._engine.reporting.junit_xml import CaseRecord
 from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext._engine.runner.recording_result import write_junit_xml
-from torch_testing_ext.common_utils import TestCase
 
 
 @dataclasses.dataclass
@@ -124,7 +124,7 @@ class Scripted:
 PASS, FAIL, ERROR, SKIP = Status.PASSED, Status.FAILED, Status.ERROR, Status.SKIPPED
 
 
-class ExecutorCase(TestCase):
+class ExecutorCase(unittest.TestCase):
     def setUp(self):
         super().setUp()
         temp = tempfile.TemporaryDirectory(prefix="driver-execute-")

@@ -1,8 +1,12 @@
-"""The package's imports form no cycle, and the shard driver never imports torch.
+"""The package's imports form no cycle, the shard driver never imports torch, and neither do
+the self-tests whose test process needs none.
 
 The import graph is read from the source with ``ast`` (every import: relative and absolute,
 inside functions and under ``TYPE_CHECKING``). The torch check runs the driver for real, in a
-fresh interpreter, on a tiny tree of plain ``unittest`` files.
+fresh interpreter, on a tiny tree of plain ``unittest`` files. The self-tests listed in
+``TORCH_FREE_SELF_TESTS`` are plain ``unittest.TestCase`` files of torch-free modules: loaded
+in a fresh interpreter, as pytest loads them, none may import torch (the driver runs each file
+in a process of its own, and ``import torch`` would cost each of them more than a second).
 """
 
 import ast
@@ -12,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import unittest
 from pathlib import Path
 
-from torch_testing_ext.common_utils import TestCase
-
 from fixtures.import_graph import find_cycle, import_graph
-from fixtures.paths import REPO
+from fixtures.paths import HARNESS, REPO
+from fixtures.runs import checkout_env
 
 PACKAGE = REPO / "torch_testing_ext"
 
@@ -28,7 +32,7 @@ def driver_order():
     return [line.split("``")[1] for line in doc.splitlines() if line.startswith("- ``")]
 
 
-class TestImportGraph(TestCase):
+class TestImportGraph(unittest.TestCase):
     def test_package_has_no_import_cycle(self):
         graph = import_graph(PACKAGE)
         self.assertIn("torch_testing_ext._engine.driver.usage", graph["torch_testing_ext._engine.driver.cli"])
@@ -156,7 +160,7 @@ print(json.dumps({"steps": steps, "torch": torch}))
 """
 
 
-class TestDriverWithoutTorch(TestCase):
+class TestDriverWithoutTorch(unittest.TestCase):
     def python(self, code, *args, cwd=None):
         path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
         result = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
@@ -187,3 +191,62 @@ class TestDriverWithoutTorch(TestCase):
         self.assertEqual(sorted(updated["classes"]["test_alpha"]), ["TestA1", "TestA2"])
         self.assertIn("killed by SIGSEGV without a failed test", steps["summary"][1])
         self.assertEqual(found["torch"], [], "the driver imported torch")
+
+
+# The self-tests (paths under test/harness) whose test process imports no torch: each subclasses
+# unittest.TestCase, not the package's TestCase (whose tensor-aware asserts import torch).
+TORCH_FREE_SELF_TESTS = [
+    "benchmarks/test_ledger_side_by_side.py",
+    "driver/test_cli.py",
+    "driver/test_discover.py",
+    "driver/test_execute.py",
+    "driver/test_imports_no_torch.py",
+    "driver/test_paths.py",
+    "driver/test_plan.py",
+    "driver/test_report.py",
+    "driver/test_runners.py",
+    "driver/test_times.py",
+    "process_tree/test_proc_table.py",
+    "pytest_plugin/test_plugin.py",
+    "test_imports.py",
+    "test_layout.py",
+    "test_nothing_collectable.py",
+    "tools/test_torch_matrix.py",
+    "worlds/test_outcomes.py",
+]
+
+# python -c LOAD HARNESS FILE...: load each file as pytest does (test/harness first on sys.path,
+# as its conftest.py puts it) and print, per file, the torch modules its loading brought in.
+LOAD = """
+import importlib.util, json, sys
+from pathlib import Path
+
+harness = Path(sys.argv[1])
+sys.path.insert(0, str(harness))
+brought = {}
+for number, name in enumerate(sys.argv[2:]):
+    before = set(sys.modules)
+    spec = importlib.util.spec_from_file_location(f"self_test_{number}", harness / name)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    brought[name] = sorted(m for m in set(sys.modules) - before if m.split(".")[0] == "torch")
+print(json.dumps(brought))
+"""
+
+
+class TestSelfTestsWithoutTorch(unittest.TestCase):
+    def test_loading_the_torch_free_self_tests_imports_no_torch(self):
+        with tempfile.TemporaryDirectory(prefix="self-tests-no-torch-") as temp:
+            # The check's own check: a file that brings in a (stand-in) torch is named.
+            imports_torch = Path(temp, "test_imports_torch.py")
+            imports_torch.write_text("import sys, types\nsys.modules['torch'] = types.ModuleType('torch')\n")
+            result = subprocess.run([sys.executable, "-c", LOAD, str(HARNESS), *TORCH_FREE_SELF_TESTS,
+                                     str(imports_torch)], capture_output=True, text=True, timeout=120,
+                                    env=checkout_env())
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        brought = json.loads(result.stdout.splitlines()[-1])
+        self.assertEqual(brought.pop(str(imports_torch)), ["torch"])
+        self.assertEqual(sorted(brought), sorted(TORCH_FREE_SELF_TESTS))
+        self.assertEqual({name: torch for name, torch in brought.items() if torch}, {},
+                         "a self-test listed as torch-free imported torch")

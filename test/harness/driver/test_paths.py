@@ -13,10 +13,9 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
-
-from torch_testing_ext.common_utils import TestCase
 
 from fixtures.runs import checkout_env, driver_main
 
@@ -91,7 +90,7 @@ class DriverProject:
         self._temp.cleanup()
 
 
-class DriverPathsTestCase(TestCase):
+class DriverPathsTestCase(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()

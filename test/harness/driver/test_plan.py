@@ -1,6 +1,7 @@
 """The shard planner (torch_testing_ext._engine.driver.plan): a pure function, tested on synthetic times."""
 
 import random
+import unittest
 from collections import Counter
 
 from torch_testing_ext._engine.driver.plan import (
@@ -11,7 +12,6 @@ from torch_testing_ext._engine.driver.plan import (
     split_threshold,
 )
 from torch_testing_ext._engine.driver.times import RecordedTimes
-from torch_testing_ext.common_utils import TestCase
 
 NAMES = [f"test_f{i:02d}" for i in range(20)] + [f"distributed/test_d{i}" for i in range(5)]
 
@@ -41,7 +41,7 @@ def coverage(shards, listed):
     return counts
 
 
-class TestPlanShards(TestCase):
+class TestPlanShards(unittest.TestCase):
     def test_same_inputs_same_plan(self):
         times = synthetic_times(NAMES)
         first = plan_shards(NAMES, times, 4, jobs=2)
@@ -174,7 +174,7 @@ class TestPlanShards(TestCase):
         self.assertEqual([len(s.entries) for s in shards], [1, 1, 0, 0, 0])
 
 
-class TestClassSplitting(TestCase):
+class TestClassSplitting(unittest.TestCase):
     def times(self):
         return RecordedTimes(
             files={"big": 1000.0, "mid": 120.0, "small": 50.0, "one_class": 900.0},
@@ -252,7 +252,7 @@ class TestClassSplitting(TestCase):
                          100.0)
 
 
-class TestSplittingOneLongClass(TestCase):
+class TestSplittingOneLongClass(unittest.TestCase):
     """A class too long for one shard is split by test, using the recorded test times."""
 
     def times(self):

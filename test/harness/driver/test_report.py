@@ -12,13 +12,13 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import unittest
 from pathlib import Path
 
 from torch_testing_ext._engine.driver.plan import PlanEntry
 from torch_testing_ext._engine.driver.report import shown_output, summary_text
 from torch_testing_ext._engine.driver.results import Attempt, CaseOutcome, EntryResult
 from torch_testing_ext._engine.reporting.status import Status
-from torch_testing_ext.common_utils import TestCase
 
 from fixtures.paths import HARNESS, REPO
 from fixtures.runs import checkout_env
@@ -52,7 +52,7 @@ def closing(text):
     return int(match[1]), int(match[2]), int(match[3]), match[4]
 
 
-class TestTableAndClosingLineAgree(TestCase):
+class TestTableAndClosingLineAgree(unittest.TestCase):
     """Each case: the table's tests passed/failed/skipped are the closing line's, and a file that
     timed out or crashed is named as a file in both, never as a failed test."""
 
@@ -109,7 +109,7 @@ class TestTableAndClosingLineAgree(TestCase):
         self.assert_agree(text, 0, 1, 0, ", 2 files not run")
 
 
-class TestFirstFailureKept(TestCase):
+class TestFirstFailureKept(unittest.TestCase):
     FIRST = "Traceback (most recent call last):\n  File \"t.py\", line 3, in test_a\nKeyError: 'THE FIRST FAILURE'"
 
     def test_the_first_failure_is_shown_whole_when_the_tail_lacks_it(self):
@@ -150,7 +150,7 @@ if __name__ == "__main__":
 PASSING = FAILING.replace("self.assertEqual(1, 2)", "pass")
 
 
-class TestWhatTheDriverSays(TestCase):
+class TestWhatTheDriverSays(unittest.TestCase):
     """A real run: the rerun line comes before the reruns, and a stop names what did not run."""
 
     def run_driver(self, *args):

@@ -6,6 +6,7 @@ kinds end to end is in driver/test_paths.py.
 
 import tempfile
 import textwrap
+import unittest
 from pathlib import Path
 
 from torch_testing_ext._engine.driver.runners import (
@@ -16,10 +17,9 @@ from torch_testing_ext._engine.driver.runners import (
     run_command,
     shown_command,
 )
-from torch_testing_ext.common_utils import TestCase
 
 
-class TestFileKind(TestCase):
+class TestFileKind(unittest.TestCase):
     def kind_of(self, source):
         with tempfile.TemporaryDirectory(prefix="driver-runners-") as directory:
             path = Path(directory, "test_x.py")
@@ -54,7 +54,7 @@ class TestFileKind(TestCase):
         self.assertIs(file_kind(Path("/nonexistent/test_x.py")), FileKind.PYTEST)
 
 
-class TestCommands(TestCase):
+class TestCommands(unittest.TestCase):
     PATH = Path("/t/tests/test_x.py")
     ARGS = TestArgs(patterns=("sum", "max"), verbose=True, script_only=("--seed", "7"),
                     extra=("--mine=1",))
@@ -81,7 +81,7 @@ class TestCommands(TestCase):
                          "python tests/test_x.py TestA.test_y --seed 7")
 
 
-class TestPytestNode(TestCase):
+class TestPytestNode(unittest.TestCase):
     PATH = Path("/home/me/proj/tests/unit/test_x.py")
 
     def test_classname_relative_to_any_rootdir(self):

@@ -2,6 +2,7 @@
 
 import json
 import tempfile
+import unittest
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -22,10 +23,9 @@ from torch_testing_ext._engine.driver.times import (
     save_times,
 )
 from torch_testing_ext._engine.reporting.status import Status
-from torch_testing_ext.common_utils import TestCase
 
 
-class TempDirTestCase(TestCase):
+class TempDirTestCase(unittest.TestCase):
     def setUp(self):
         super().setUp()
         self._temp = tempfile.TemporaryDirectory(prefix="driver-times-")
@@ -134,7 +134,7 @@ SKIP_D = CaseOutcome("TestA", "test_d", Status.SKIPPED, 0.0, "no GPU")
 PASS_B = CaseOutcome("TestA", "test_b", Status.PASSED)  # FAIL_B on a rerun that passed
 
 
-class TestVerdicts(TestCase):
+class TestVerdicts(unittest.TestCase):
     def test_selectors(self):
         self.assertEqual(FAIL_B.selector, "TestA.test_b")
         self.assertEqual(CaseOutcome("__main__.TestA", "test_b", Status.FAILED).selector,

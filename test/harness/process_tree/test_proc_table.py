@@ -14,13 +14,12 @@ from torch_testing_ext._engine.process_tree.proc_table import (
     is_exiting,
     process_table,
 )
-from torch_testing_ext.common_utils import TestCase
 
 HAS_PROC = os.path.isdir("/proc/self")
 
 
 @unittest.skipUnless(HAS_PROC, "needs Linux /proc")
-class TestProcTable(TestCase):
+class TestProcTable(unittest.TestCase):
     def start_sleeper(self):
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
         self.addCleanup(child.wait)

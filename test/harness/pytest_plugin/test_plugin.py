@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import types
+import unittest
 from unittest import mock
 
 import pytest
@@ -26,7 +27,6 @@ import pytest
 from torch_testing_ext._engine.launched import launcher_env
 from torch_testing_ext._engine.pytest_native.rank_failure_report import rank_failure_longrepr
 from torch_testing_ext._engine.worlds.outcomes import RanksDidNotPass, raise_verdict
-from torch_testing_ext.common_utils import TestCase
 from torch_testing_ext.launcher import pytest_ranks
 from torch_testing_ext.pytest_plugin import plugin
 
@@ -124,7 +124,7 @@ def report_lines(verdict):
     return str(longrepr).splitlines(), longrepr.reprcrash.message
 
 
-class TestRankFailureReportInProcess(TestCase):
+class TestRankFailureReportInProcess(unittest.TestCase):
     def test_the_verdicts_message_headed_by_the_exceptions_name_and_its_headline(self):
         for verdict, name in ((pytest_verdicts.failing_verdict(), "RankFailure"),
                               (pytest_verdicts.died_verdict(), "RankError")):
@@ -143,7 +143,7 @@ class TestRankFailureReportInProcess(TestCase):
             self.assertIsNone(rank_failure_longrepr(pytest.ExceptionInfo.from_current()))
 
 
-class TestRankFailureReport(TestCase):
+class TestRankFailureReport(unittest.TestCase):
     """pytest's own output, from real ranks and from made-up verdicts."""
 
     def test_a_failing_rank_reads_from_the_users_frame(self):
@@ -208,7 +208,7 @@ class TestSubtests(unittest.TestCase):
 """
 
 
-class TestSubtestsThroughXdist(TestCase):
+class TestSubtestsThroughXdist(unittest.TestCase):
     def test_subtest_arguments_pytorch_tests_pass_cross_from_a_worker(self):
         # A dtype, a size and a class as subTest arguments: xdist's worker could not send the
         # report (DumpError), and the test errored instead of failing its int64 subtest. (pytest
@@ -225,7 +225,7 @@ class TestSubtestsThroughXdist(TestCase):
         self.assertIn("1 failed", output)
 
 
-class TestSettingsAreUsageErrors(TestCase):
+class TestSettingsAreUsageErrors(unittest.TestCase):
     def test_each_bad_setting_is_a_one_line_usage_error_of_the_configure_hook(self):
         for name, (value, expected) in BAD.items():
             with self.subTest(name=name):
@@ -262,7 +262,7 @@ class TestSettingsAreUsageErrors(TestCase):
         self.assertFalse((run.root / "collected.marker").exists(), "a test file was collected")
 
 
-class TestUnderALauncher(TestCase):
+class TestUnderALauncher(unittest.TestCase):
     LAUNCHED_1 = dict(LAUNCHED, RANK="1", LOCAL_RANK="1")
 
     def test_junitxml_gets_the_rank_suffix_without_dash_p(self):
@@ -282,7 +282,7 @@ class TestUnderALauncher(TestCase):
                 self.assertEqual(config.option.xmlpath, "xml/again-rank1.xml")
 
 
-class TestPluginIsCheap(TestCase):
+class TestPluginIsCheap(unittest.TestCase):
     def test_loading_the_plugin_imports_no_torch(self):
         code = ("import json, sys, torch_testing_ext.pytest_plugin.plugin\n"
                 "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")

@@ -8,10 +8,10 @@ import os
 import pathlib
 import sys
 import tempfile
+import unittest
 from unittest import mock
 
 from torch_testing_ext._engine.driver.report import summary_text
-from torch_testing_ext.common_utils import TestCase
 
 from fixtures.paths import REPO
 
@@ -29,7 +29,7 @@ def load_tool():
 torch_matrix = load_tool()
 
 
-class TestTorchMatrixTool(TestCase):
+class TestTorchMatrixTool(unittest.TestCase):
     def test_reads_the_drivers_summary_line(self):
         text = summary_text([], [], 1.0, command_for=lambda name, selection: name)
         self.assertEqual(torch_matrix.SUMMARY.findall(text), [("0", "0", "0")])

@@ -17,7 +17,6 @@ from torch_testing_ext._engine.worlds.outcomes import (
     outcome_of,
     raise_verdict,
 )
-from torch_testing_ext.common_utils import TestCase
 
 
 def failed_with(rank, error):
@@ -27,7 +26,7 @@ def failed_with(rank, error):
         return outcome_of(rank, raised)
 
 
-class TestHeadline(TestCase):
+class TestHeadline(unittest.TestCase):
     def test_a_multi_line_assertion_is_named_by_its_first_line(self):
         error = AssertionError("Tensor-likes are not close!\n\nMismatched elements: 1 / 2\nGreatest ...")
         verdict = combine([RankOutcome(0, Status.PASSED), failed_with(1, error)])
@@ -64,7 +63,7 @@ class TestHeadline(TestCase):
         self.assertEqual(combine([RankOutcome(0, Status.SKIPPED, "no GPU")]).headline, "")
 
 
-class TestLeavingTheBody(TestCase):
+class TestLeavingTheBody(unittest.TestCase):
     """A rank passes only when its test body returned: every other way out is named."""
 
     def test_sys_exit_with_any_code_but_a_skip_code_is_an_error_that_says_where(self):
@@ -106,7 +105,7 @@ class TestLeavingTheBody(TestCase):
         self.assertEqual(failed_with(0, ValueError("x")).detail.splitlines()[0], "Traceback (most recent call last):")
 
 
-class TestRaiseVerdict(TestCase):
+class TestRaiseVerdict(unittest.TestCase):
     def test_the_exception_carries_the_headline(self):
         verdict = combine([RankOutcome(0, Status.PASSED), failed_with(1, AssertionError("2 != 3"))])
         with self.assertRaises(RankFailure) as caught:
