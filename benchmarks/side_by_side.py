@@ -12,6 +12,14 @@ failed on each harness, wall time of each, the speed-up, and how many tests ende
     python benchmarks/side_by_side.py /tmp/upstream/test_*.py
     python benchmarks/side_by_side.py /tmp/upstream/test_join.py --keep   # keep the copies and logs
 
+Files that read their setting from the environment, as upstream's CI gives it, get it with
+``--env NAME=VALUE``; ``--dist-temp-dir`` gives each run what upstream's ``run_test.py`` gives
+the distributed suites (a fresh ``TEMP_DIR`` with ``barrier/`` and ``test_dir/``, and
+``INIT_METHOD`` on a file in it)::
+
+    python benchmarks/side_by_side.py /tmp/upstream/test_distributed_spawn.py \
+        --env BACKEND=gloo --env WORLD_SIZE=2 --dist-temp-dir
+
 Exit status: 0 when every file ended the same way on both, 1 otherwise, 2 on bad arguments.
 ``benchmarks/ledger_side_by_side.py`` runs the same copies on our harness only, with the
 collective ledger on and off, and compares each test's outcome from JUnit XML.
@@ -101,9 +109,31 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("files", nargs="+", type=Path, help="upstream test files (and their helpers)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per file and side")
     parser.add_argument("--keep", action="store_true", help="keep the copies and the logs")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="set NAME=VALUE for both sides' runs (repeatable)")
+    parser.add_argument("--dist-temp-dir", action="store_true",
+                        help="give every run a fresh TEMP_DIR (barrier/, test_dir/) and INIT_METHOD in it")
     args = parser.parse_args(argv)
     check_files(parser, args.files)
+    args.env = dict(check_env(parser, item) for item in args.env)
     return args
+
+
+def check_env(parser: argparse.ArgumentParser, item: str) -> tuple[str, str]:
+    """``NAME=VALUE`` as a pair, or ``parser.error``."""
+    name, equals, value = item.partition("=")
+    if not equals or not re.fullmatch(r"[A-Za-z_]\w*", name):
+        parser.error(f"--env {item!r}: expected NAME=VALUE")
+    return name, value
+
+
+def dist_temp_dir(parent: Path) -> tuple[Path, dict[str, str]]:
+    """A fresh directory as upstream's ``run_test.py`` makes for a distributed suite, and the
+    variables that point at it."""
+    root = Path(tempfile.mkdtemp(prefix="dist-", dir=parent))
+    (root / "barrier").mkdir()
+    (root / "test_dir").mkdir()
+    return root, {"TEMP_DIR": str(root), "INIT_METHOD": f"file://{root}/init"}
 
 
 def check_files(parser: argparse.ArgumentParser, files: Sequence[Path]) -> None:
@@ -135,7 +165,14 @@ def main(argv: list[str]) -> int:
             continue
         runs = {}
         for side, directory in sides.items():
-            runs[side] = run_file(directory, path.name, args.timeout, work / f"{side}-{path.stem}.log")
+            env = dict(args.env)
+            temp = None
+            if args.dist_temp_dir:
+                temp, dist_env = dist_temp_dir(work)
+                env.update(dist_env)
+            runs[side] = run_file(directory, path.name, args.timeout, work / f"{side}-{path.stem}.log", env=env)
+            if temp is not None:
+                shutil.rmtree(temp, ignore_errors=True)
             print(f"{side:8} {path.name}: exit {runs[side].status}, {runs[side].seconds:.1f} s", flush=True)
             total[side] += runs[side].seconds
         upstream, ours = runs["upstream"], runs["ours"]

@@ -63,6 +63,27 @@ class TestSideBySide(TestCase):
                     self.assertEqual(exit_.exception.code, 2)
                     self.assertIn("error:", stderr.getvalue())
 
+    def test_env_settings_and_a_bad_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = pathlib.Path(tmp, "test_x.py")
+            path.write_text("pass\n")
+            args = side_by_side.parse_args([str(path), "--env", "BACKEND=gloo", "--env", "X=a=b"])
+            self.assertEqual(args.env, {"BACKEND": "gloo", "X": "a=b"})
+            for bad in ("NOVALUE", "1X=2", "=3"):
+                with self.subTest(bad=bad):
+                    stderr = io.StringIO()
+                    with contextlib.redirect_stderr(stderr), self.assertRaises(SystemExit) as exit_:
+                        side_by_side.parse_args([str(path), "--env", bad])
+                    self.assertEqual(exit_.exception.code, 2)
+                    self.assertIn(f"--env {bad!r}: expected NAME=VALUE", stderr.getvalue())
+
+    def test_a_distributed_temp_dir_as_upstreams_run_test_makes_it(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root, env = side_by_side.dist_temp_dir(pathlib.Path(tmp))
+            self.assertEqual(root.parent, pathlib.Path(tmp))
+            self.assertTrue((root / "barrier").is_dir() and (root / "test_dir").is_dir())
+            self.assertEqual(env, {"TEMP_DIR": str(root), "INIT_METHOD": f"file://{root}/init"})
+
     def test_runs_from_a_checkout(self):
         done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)
