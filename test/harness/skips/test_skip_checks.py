@@ -103,3 +103,34 @@ class TestDistributedSkips(TestCase):
             self.assertEqual(len(run_case(Cases, "test_slow").skipped), 1)
         with mock.patch.dict(os.environ, {"PYTORCH_TEST_WITH_SLOW": "1"}):
             self.assertEqual(len(run_case(Cases, "test_slow").skipped), 0)
+
+
+class TestStaticSkipsComeFirst(TestCase):
+    """A condition true at decoration (``skip_if(True, why)``, upstream's ``unittest.skipIf``)
+    is a static skip: its reason wins over a check decided at run time, even an outer one."""
+
+    def cases(self):
+        from torch_testing_ext._engine.skips.skip_checks import skip_if, skip_when
+
+        class Cases(MultiProcessTestCase):
+            world_size = 2
+
+            @skip_when(lambda test: "decided at run time")
+            @skip_if(True, "static, known at import")
+            def test_both(self):
+                raise AssertionError("must not run")
+
+            @skip_when(lambda test: "decided at run time")
+            @skip_if(False, "never")
+            def test_runtime_only(self):
+                raise AssertionError("must not run")
+
+        return Cases
+
+    def test_pending_skip_and_unittest_give_the_static_reason(self):
+        cases = self.cases()
+        self.assertEqual(pending_skip(cases("test_both")), "static, known at import")
+        self.assertEqual(pending_skip(cases("test_runtime_only")), "decided at run time")
+        for name, why in (("test_both", "static, known at import"), ("test_runtime_only", "decided at run time")):
+            result = run_case(cases, name)
+            self.assertEqual([reason for _, reason in result.skipped], [why], result.errors + result.failures)

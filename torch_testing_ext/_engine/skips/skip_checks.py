@@ -59,18 +59,33 @@ def skip_when(check: SkipCheck) -> Callable[[_F], _F]:
 
 
 def skip_if(condition: bool | Callable[[], bool], reason: str) -> Callable[[_F], _F]:
-    """Decorator: skip with ``reason`` when ``condition`` (a bool or a no-argument callable) holds."""
+    """Decorator: skip with ``reason`` when ``condition`` (a bool or a no-argument callable) holds.
+
+    A condition that is already true (a bool) is also a static skip, as ``unittest.skipIf``
+    makes one: unittest (and :func:`pending_skip`) see it before any check decided at run time,
+    whichever decorator is outermost, so the test skips for the reason upstream's would."""
 
     def check(_test: Any) -> str | None:
         holds = condition() if callable(condition) else condition
         return reason if holds else None
 
-    return skip_when(check)
+    if callable(condition) or not condition:
+        return skip_when(check)
+
+    def decorate(target: _F) -> _F:
+        decorated = skip_when(check)(target)
+        decorated.__unittest_skip__ = True  # type: ignore[attr-defined]  # unittest's own marks
+        decorated.__unittest_skip_why__ = reason  # type: ignore[attr-defined]
+        return decorated
+
+    return decorate
 
 
 def pending_skip(test: unittest.TestCase) -> str | None:
     """The reason the current test of ``test`` would skip, evaluated without running it."""
     method = getattr(test, test_method_name(test))
+    if getattr(method, "__unittest_skip__", False):  # a static skip comes first, as in unittest
+        return str(getattr(method, "__unittest_skip_why__", ""))
     for check in getattr(method, _CHECKS_ATTR, ()):
         reason = check(test)
         if reason:
