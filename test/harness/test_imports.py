@@ -11,6 +11,7 @@ import sys
 import unittest
 
 from fixtures.paths import REPO
+from fixtures.runs import SHIPPED_SUITE_ENV
 
 ROOT = str(REPO)
 _PRIVATE_IMPORT = re.compile(r"^\s*(from|import)\s+torch\.testing\._internal", re.MULTILINE)
@@ -47,8 +48,9 @@ print('ok')
 
 class TestImports(unittest.TestCase):
     def test_a_fresh_interpreter_imports_every_module_and_registers_fake(self):
+        # The faces of torch's own suites read BACKEND and WORLD_SIZE as they are imported.
         completed = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True,
-                                   cwd=ROOT, timeout=120)
+                                   cwd=ROOT, timeout=120, env={**os.environ, **SHIPPED_SUITE_ENV})
         self.assertEqual(completed.returncode, 0, completed.stderr)
         self.assertEqual(completed.stdout.strip(), "ok")
 

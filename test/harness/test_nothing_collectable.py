@@ -17,7 +17,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from fixtures.runs import checkout_env
+from fixtures.runs import SHIPPED_SUITE_ENV, checkout_env
 
 # python -c FIND PACKAGE: what pytest would collect among the package's public names, as JSON.
 FIND = r"""
@@ -33,6 +33,8 @@ for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
     except Exception as error:
         broken.append(f"{info.name}: {type(error).__name__}: {error}")
         continue
+    if hasattr(module, "__shipped_suite__"):
+        continue  # the installed torch's own suite: its names are torch's, as in torch's module
     for name, value in vars(module).items():
         if getattr(value, "__module__", None) != module.__name__ or getattr(value, "__test__", True) is False:
             continue  # defined elsewhere (checked there), or says it is no test
@@ -71,8 +73,8 @@ class TestCaseLike(unittest.TestCase):
 
 def collectable(package, *paths):
     """What FIND reports of ``package`` (importable from this checkout and ``paths``)."""
-    result = subprocess.run([sys.executable, "-c", FIND, package], env=checkout_env(*paths), capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-c", FIND, package], env=checkout_env(*paths, **SHIPPED_SUITE_ENV),
+                            capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 

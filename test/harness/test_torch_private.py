@@ -233,6 +233,27 @@ class TestPrivateAccessContracts(TestCase):
             self.assertEqual(cpu_vec_isa.valid_vec_isa_list.cache_info().currsize, 1)
             self.assertIs(codecache.torch_key(), codecache.torch_key())
 
+    def test_register_faulty_rpc_backend(self):
+        from torch.distributed import rpc
+
+        with contract("register_faulty_rpc_backend"):
+            private.register_faulty_rpc_backend()
+            self.assertIn("FAULTY_TENSORPIPE", rpc.backend_registry.BackendType.__members__)
+
+    def test_rref_context_debug_info(self):
+        from torch.distributed import rpc
+
+        with tempfile.TemporaryDirectory(prefix="selftest-rpc-") as folder, contract("rref_context_debug_info"):
+            options = rpc.TensorPipeRpcBackendOptions(init_method=f"file://{folder}/init")
+            rpc.init_rpc("worker0", backend=rpc.backend_registry.BackendType.TENSORPIPE, rank=0, world_size=1,
+                         rpc_backend_options=options)
+            try:
+                info = private.rref_context_debug_info()
+            finally:
+                rpc.shutdown()
+            for key in ("num_owner_rrefs", "num_forks", "num_pending_futures", "num_pending_users"):
+                self.assertEqual(int(info[key]), 0, key)
+
     def test_shipped_suite_path(self):
         with contract("shipped_suite_path"):
             for relative, defines in (("distributed/distributed_test.py", "class DistributedTest"),

@@ -88,6 +88,8 @@ __all__ = [
     "device_sleep_kernel",
     "checkpoint_extension_api",
     "report_rref_leaks",
+    "rref_context_debug_info",
+    "register_faulty_rpc_backend",
     "torchcomms_process_group",
     "functional_collective_functions",
     "set_functional_collective_function",
@@ -814,6 +816,23 @@ def checkpoint_extension_api() -> ModuleType:
     from torch.distributed.checkpoint import _extension
 
     return _extension
+
+
+@_private("torch.distributed.rpc._testing (importing it registers the FAULTY_TENSORPIPE RPC backend)")
+def register_faulty_rpc_backend() -> None:
+    """Register torch's faulty TensorPipe RPC agent (``rpc.BackendType.FAULTY_TENSORPIPE``), as
+    torch's own RPC fixture does by importing its private testing module."""
+    import torch.distributed.rpc._testing  # noqa: F401  # the import registers the backend
+
+
+@_private("torch.distributed.rpc._rref_context_get_debug_info() (num_owner_rrefs, num_forks, "
+          "num_pending_futures, num_pending_users)")
+def rref_context_debug_info() -> dict[str, str]:
+    """This process's RRef bookkeeping, as RPC reports it for debugging: counts of owner RRefs,
+    forks, and futures and users still pending (each as a string)."""
+    from torch.distributed import rpc
+
+    return dict(rpc._rref_context_get_debug_info())
 
 
 @_private("torch.distributed.rpc.api._ignore_rref_leak")

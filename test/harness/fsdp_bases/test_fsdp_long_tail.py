@@ -46,7 +46,6 @@ from torch_testing_ext.common_fsdp import (
     subtest_name,
 )
 from torch_testing_ext.common_utils import TestCase
-from torch_testing_ext.dist_utils import dist_init
 from torch_testing_ext.distributed import common_state_dict, distributed_utils, rpc_utils
 from torch_testing_ext.distributed.common_state_dict import (
     FusionEmbedding,
@@ -61,7 +60,6 @@ from torch_testing_ext.distributed.distributed_utils import (
     with_fake_comms,
 )
 from torch_testing_ext.distributed.rpc.faulty_rpc_agent_test_fixture import FaultyRpcAgentTestFixture
-from torch_testing_ext.distributed.rpc.rpc_agent_test_fixture import RpcAgentTestFixture
 from torch_testing_ext.distributed.rpc.tensorpipe_rpc_agent_test_fixture import TensorPipeRpcAgentTestFixture
 
 DEVICE = devices.device_type()
@@ -401,107 +399,31 @@ class TestFakeComms(TestCase):
             dist.destroy_process_group()
 
 
-class _Fixture:
-    rpc_backend_name = "TENSORPIPE"
+class TestRpcUtils(TestCase):
+    """``rpc_utils`` is the installed torch's own file on our harness: its lists hold torch's RPC
+    suites (the files run in our faces), and ``generate_tests`` mixes them onto our test case."""
 
-
-class TestRpcPlaceholders(TestCase):
-    def test_lists_name_upstream_suites(self):
+    def test_lists_hold_the_installed_torchs_suites_on_our_faces(self):
         self.assertEqual([c.__name__ for c in rpc_utils.FAULTY_AGENT_TESTS],
                          ["FaultyAgentRpcTest", "FaultyAgentDistAutogradTest", "JitFaultyAgentRpcTest"])
         self.assertEqual(len(rpc_utils.GENERIC_TESTS), 11)
-        self.assertIn("RpcTest", [c.__name__ for c in rpc_utils.GENERIC_TESTS])
+        for suite in rpc_utils.GENERIC_TESTS + rpc_utils.TENSORPIPE_TESTS + rpc_utils.FAULTY_AGENT_TESTS:
+            self.assertTrue(suite.__module__.startswith("torch_testing_ext.distributed."), suite)
 
-    def test_generated_classes_skip_naming_the_missing_suite(self):
-        classes = rpc_utils.generate_tests("TensorPipe", _Fixture,
+    def test_the_faulty_fixture_asks_for_the_faulty_agent_torch_registers(self):
+        from torch.distributed import rpc
+
+        self.assertIs(FaultyRpcAgentTestFixture().rpc_backend, rpc.backend_registry.BackendType["FAULTY_TENSORPIPE"])
+
+    def test_generated_classes_stand_on_our_test_case_with_the_fixture(self):
+        classes = rpc_utils.generate_tests("TensorPipe", TensorPipeRpcAgentTestFixture,
                                            rpc_utils.GENERIC_TESTS + rpc_utils.TENSORPIPE_TESTS, __name__)
         self.assertEqual(len(classes), 13)
         cls = classes["TensorPipeRpcTest"]
         self.assertEqual((cls.__name__, cls.__module__), ("TensorPipeRpcTest", __name__))
-        self.assertTrue(issubclass(cls, _Fixture))
-        result = unittest.TestResult()
-        unittest.defaultTestLoader.loadTestsFromTestCase(cls).run(result)
-        self.assertEqual(result.testsRun, 1)
-        self.assertEqual(len(result.skipped), 1)
-        self.assertIn("the RPC test suite RpcTest (upstream torch.testing._internal.distributed.rpc.rpc_test)",
-                      result.skipped[0][1])
-
-    def test_device_lists_as_the_cuda_files_and_the_xpu_files_use_them(self):
-        # upstream's rpc/cuda and rpc/xpu test_tensorpipe_agent.py: GENERIC_DEVICE_TESTS + TENSORPIPE_DEVICE_TESTS
-        self.assertEqual(rpc_utils.GENERIC_DEVICE_TESTS, rpc_utils.GENERIC_CUDA_TESTS)
-        self.assertEqual(rpc_utils.TENSORPIPE_DEVICE_TESTS, rpc_utils.TENSORPIPE_CUDA_TESTS)
-        classes = rpc_utils.generate_tests(
-            "XpuTensorPipe", _Fixture, rpc_utils.GENERIC_DEVICE_TESTS + rpc_utils.TENSORPIPE_DEVICE_TESTS, __name__)
-        self.assertEqual(sorted(classes), ["XpuTensorPipeCudaDdpComparisonTest", "XpuTensorPipeCudaDistAutogradTest",
-                                           "XpuTensorPipeCudaRemoteModuleTest", "XpuTensorPipeCudaRpcTest",
-                                           "XpuTensorPipeTensorPipeAgentCudaRpcTest",
-                                           "XpuTensorPipeTensorPipeCudaDistAutogradTest"])
-        result = unittest.TestResult()
-        unittest.defaultTestLoader.loadTestsFromTestCase(classes["XpuTensorPipeCudaRpcTest"]).run(result)
-        self.assertEqual((result.testsRun, len(result.skipped)), (1, 1))
-        self.assertIn("the RPC test suite CudaRpcTest", result.skipped[0][1])
-
-
-class TestRpcFixtures(TestCase):
-    def test_tensorpipe_fixture_answers_backend_options_and_regexes(self):
-        import torch.distributed.rpc as rpc
-
-        fixture = TensorPipeRpcAgentTestFixture()
-        fixture.file_name = "/tmp/x"
-        self.assertEqual(fixture.world_size, 4)
-        self.assertEqual(fixture.rpc_backend, rpc.BackendType.TENSORPIPE)
-        with mock.patch.dict("os.environ", {"RPC_INIT_WITH_TCP": "0"}):
-            self.assertEqual(fixture.init_method, "file:///tmp/x")
-            options = fixture.rpc_backend_options
-        self.assertIsInstance(options, rpc.TensorPipeRpcBackendOptions)
-        self.assertEqual(options.init_method, "file:///tmp/x")
-        with mock.patch.dict("os.environ", {"RPC_INIT_WITH_TCP": "1", "MASTER_ADDR": "h",
-                                            "MASTER_PORT": "7"}):
-            self.assertEqual(fixture.init_method, "tcp://h:7")
-        self.assertRegex("RPC ran for more than 5 ms", fixture.get_timeout_error_regex())
-
-    def test_faulty_fixture_keeps_injected_faults_and_skips_without_its_backend(self):
-        fixture = FaultyRpcAgentTestFixture()
-        self.assertIn("RREF_FORK_REQUEST", fixture.messages_to_fail)
-        fixture.setup_fault_injection(["PYTHON_CALL"], None)
-        self.assertEqual(fixture.messages_to_fail, ["PYTHON_CALL"])
-        self.assertEqual(fixture.messages_to_delay, {"PYTHON_CALL": 1.5, "SCRIPT_CALL": 1.5})
-        self.assertRegex("Connection reset by peer", fixture.get_shutdown_error_regex())
-        import torch.distributed.rpc as rpc
-
-        if "FAULTY_TENSORPIPE" in rpc.BackendType.__members__:
-            self.assertEqual(fixture.rpc_backend.name, "FAULTY_TENSORPIPE")
-        else:
-            with self.assertRaisesRegex(unittest.SkipTest, "FAULTY_TENSORPIPE RPC backend is not registered"):
-                _ = fixture.rpc_backend
-
-    def test_abstract_fixture_cannot_be_made(self):
-        with self.assertRaises(TypeError):
-            RpcAgentTestFixture()
-
-
-class TestDistInitOnRanks(TensorPipeRpcAgentTestFixture, MultiProcessTestCase):
-    """``dist_init`` on two CPU ranks: RPC up as ``worker<rank>`` around the body, then shut down."""
-
-    world_size = 2
-
-    @dist_init
-    def test_rpc_between_the_ranks(self):
-        import torch.distributed.rpc as rpc
-
-        self.assertEqual(self.worker_id, self.rank)
-        self.assertEqual(rpc.get_worker_info().name, f"worker{self.rank}")
-        peer = f"worker{(self.rank + 1) % self.world_size}"
-        self.assertEqual(rpc.rpc_sync(peer, torch.add, args=(torch.ones(2), self.rank)),
-                         torch.full((2,), 1.0 + self.rank))
-
-    @dist_init(setup_rpc=False)
-    def test_without_rpc(self):
-        import torch.distributed.rpc as rpc
-
-        self.assertEqual(self.worker_id, self.rank)
-        with self.assertRaises(RuntimeError):
-            rpc.get_worker_info()
+        for base in (TensorPipeRpcAgentTestFixture, MultiProcessTestCase, rpc_utils.SpawnHelper):
+            self.assertTrue(issubclass(cls, base), base)
+        self.assertGreater(unittest.defaultTestLoader.loadTestsFromTestCase(cls).countTestCases(), 100)
 
 
 class TestFaces(TestCase):

@@ -7,7 +7,8 @@
 - ``distributed_test_base``: ``DistributedTestBase``, ranks that create a group per device;
 - ``rpc_fixtures``: the RPC agents' test fixtures (TensorPipe, faulty TensorPipe), and
   ``dist_init``, RPC around a test body;
-- ``rpc_suites``: ``generate_tests`` and the RPC suite lists, as placeholders that skip;
+- ``rpc_aids``: ``worker_name``, ``wait_until_node_failure``, the RRef waits, ``initialize_pg``:
+  what RPC test bodies call, named as in upstream's ``dist_utils``;
 - ``shipped_suites``: ``load_shipped_suite``, the suites torch ships in its wheel run in our
   faces, their harness imports bound to ours, run again in a rank under its environment;
 - ``shared_temp_dir``: ``with_temp_dir``, a directory all ranks of a test share;

@@ -5,9 +5,8 @@ size, init method, backend and its options, the errors to expect). Mixed into a 
 - ``RpcAgentTestFixture``: 4 ranks meeting in the test's file (``tcp://MASTER_ADDR:MASTER_PORT``
   when ``RPC_INIT_WITH_TCP=1``); the agent-specific parts are abstract;
 - ``TensorPipeRpcAgentTestFixture``: the TensorPipe agent with its default transports;
-- ``FaultyRpcAgentTestFixture``: the faulty TensorPipe agent (fault injection). torch registers
-  that backend only from a private test module, which this package does not import: where it
-  is not registered, asking for the backend skips the test, naming why;
+- ``FaultyRpcAgentTestFixture``: the faulty TensorPipe agent (fault injection), registered as
+  torch's own fixture registers it (where this torch cannot, asking for it skips, naming why);
 - ``dist_init``: the decorator of an RPC test method: RPC started on the fixture's agent as
   ``worker<rank>`` before the body, shut down after it.
 """
@@ -21,7 +20,7 @@ import unittest
 from collections.abc import Callable
 from typing import Any
 
-from .._torch_private import report_rref_leaks
+from .._torch_private import register_faulty_rpc_backend, report_rref_leaks
 from ..skips.platform_skips import TEST_WITH_TSAN
 from ..worlds import settings
 
@@ -31,8 +30,8 @@ __all__ = ["RpcAgentTestFixture", "TensorPipeRpcAgentTestFixture", "FaultyRpcAge
 __unittest = True
 
 FAULTY_BACKEND_SKIP_REASON = (
-    "the FAULTY_TENSORPIPE RPC backend is not registered: torch registers it only when its "
-    "private module torch.distributed.rpc._testing is imported, which torch_testing_ext does not do"
+    "the FAULTY_TENSORPIPE RPC backend is not available: this torch cannot register it (its "
+    "module torch.distributed.rpc._testing did not import)"
 )
 
 # Messages the faulty agent fails (and retries), and the seconds it delays messages by.
@@ -90,7 +89,9 @@ class TensorPipeRpcAgentTestFixture(RpcAgentTestFixture):
     def rpc_backend(self) -> Any:
         import torch.distributed.rpc as rpc
 
-        return rpc.BackendType["TENSORPIPE"]
+        # The registry's enum: registering a backend (the faulty one) replaces it, and init_rpc
+        # checks against the registry's, not the older one rpc's namespace still holds.
+        return rpc.backend_registry.BackendType["TENSORPIPE"]
 
     @property
     def rpc_backend_options(self) -> Any:
@@ -119,8 +120,9 @@ class FaultyRpcAgentTestFixture(RpcAgentTestFixture):
         import torch.distributed.rpc as rpc
 
         try:
-            return rpc.BackendType["FAULTY_TENSORPIPE"]
-        except KeyError:
+            register_faulty_rpc_backend()
+            return rpc.backend_registry.BackendType["FAULTY_TENSORPIPE"]
+        except (ImportError, KeyError):
             raise unittest.SkipTest(FAULTY_BACKEND_SKIP_REASON) from None
 
     @property

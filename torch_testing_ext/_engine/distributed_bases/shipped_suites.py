@@ -73,7 +73,10 @@ def load_suite_file(namespace: dict[str, Any], path: str) -> None:
     with open(path, encoding="utf-8") as file:
         source = file.read()
     code = compile(rewrite_source(source, path), path, "exec", dont_inherit=True)
-    namespace["__shipped_suite__"] = path
+    # The suite's own file, as when torch imports it: its classes' source is found there (inspect
+    # looks a class up by its module's __file__; TorchScript compiles from it), and so are files
+    # the suite finds beside itself.
+    namespace["__shipped_suite__"] = namespace["__file__"] = path
     loaded_under = dict(os.environ)
     _run(code, namespace)
 
