@@ -106,22 +106,24 @@ class TestDistributedSkips(TestCase):
 
 
 class TestStaticSkipsComeFirst(TestCase):
-    """A condition true at decoration (``skip_if(True, why)``, upstream's ``unittest.skipIf``)
-    is a static skip: its reason wins over a check decided at run time, even an outer one."""
+    """``static_skip_if`` (upstream's ``unittest.skipIf``, behind ``skip_but_pass_in_sandcastle_if``)
+    is a static skip: its reason wins over a check decided at run time, even an outer one, and
+    over our ``skip_if``, which stays a check whatever its condition."""
 
     def cases(self):
-        from torch_testing_ext._engine.skips.skip_checks import skip_if, skip_when
+        from torch_testing_ext._engine.skips.skip_checks import skip_if, skip_when, static_skip_if
 
         class Cases(MultiProcessTestCase):
             world_size = 2
 
             @skip_when(lambda test: "decided at run time")
-            @skip_if(True, "static, known at import")
+            @skip_if(True, "a check whose condition holds already")
+            @static_skip_if(True, "static, known at import")
             def test_both(self):
                 raise AssertionError("must not run")
 
             @skip_when(lambda test: "decided at run time")
-            @skip_if(False, "never")
+            @static_skip_if(False, "never")
             def test_runtime_only(self):
                 raise AssertionError("must not run")
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from .._torch_private import test_method_name
 
-__all__ = ["SkipCheck", "skip_when", "skip_if", "pending_skip", "skip_or_check_settings"]
+__all__ = ["SkipCheck", "skip_when", "skip_if", "static_skip_if", "pending_skip", "skip_or_check_settings"]
 
 __unittest = True
 
@@ -59,23 +59,25 @@ def skip_when(check: SkipCheck) -> Callable[[_F], _F]:
 
 
 def skip_if(condition: bool | Callable[[], bool], reason: str) -> Callable[[_F], _F]:
-    """Decorator: skip with ``reason`` when ``condition`` (a bool or a no-argument callable) holds.
-
-    A condition that is already true (a bool) is also a static skip, as ``unittest.skipIf``
-    makes one: unittest (and :func:`pending_skip`) see it before any check decided at run time,
-    whichever decorator is outermost, so the test skips for the reason upstream's would."""
+    """Decorator: skip with ``reason`` when ``condition`` (a bool or a no-argument callable) holds."""
 
     def check(_test: Any) -> str | None:
         holds = condition() if callable(condition) else condition
         return reason if holds else None
 
-    if callable(condition) or not condition:
-        return skip_when(check)
+    return skip_when(check)
+
+
+def static_skip_if(condition: bool, reason: str) -> Callable[[_F], _F]:
+    """Upstream's ``unittest.skipIf``: skip with ``reason`` when ``condition`` holds, a skip
+    unittest (and :func:`pending_skip`) see before any check decided when the test runs,
+    whichever decorator is outermost, so the test skips for the reason upstream's does."""
 
     def decorate(target: _F) -> _F:
-        decorated = skip_when(check)(target)
-        decorated.__unittest_skip__ = True  # type: ignore[attr-defined]  # unittest's own marks
-        decorated.__unittest_skip_why__ = reason  # type: ignore[attr-defined]
+        decorated = skip_if(condition, reason)(target)
+        if condition:
+            decorated.__unittest_skip__ = True  # type: ignore[attr-defined]  # unittest's own marks
+            decorated.__unittest_skip_why__ = reason  # type: ignore[attr-defined]
         return decorated
 
     return decorate
