@@ -1,6 +1,7 @@
 """Upstream's rank entry point, ``_run``, for the subclasses that override it.
 
-Upstream starts every rank in the classmethod ``_run(rank, test_name, file_name, pipe)``, which
+Upstream starts every rank in the classmethod ``_run(rank, test_name, file_name, pipe,
+fake_pg=<the class's fake_pg, default False>)``, which
 makes the test case and calls ``self.run_test(test_name, pipe)``; a subclass may override it
 to set up each rank its own way (``TestDistBackend`` in torch's ``distributed_test.py`` starts
 its process group there, syncs a barrier around the test and destroys the group). A rank of a
@@ -65,7 +66,9 @@ def run_upstream_entry(cls: type, method: str, facts: RankFacts, seed: int,
     test ended there; ``body(test, method, seed)`` is what ``run_test`` runs of the test."""
     entry = _Entry(facts, seed, body)
     try:
-        cls._run(facts.rank, method, facts.file_name, entry)  # type: ignore[attr-defined]  # checked by overrides_rank_entry
+        # As upstream starts it: the class's fake_pg wish as a keyword (upstream's own _run ignores it).
+        cls._run(facts.rank, method, facts.file_name, entry,  # type: ignore[attr-defined]  # checked by overrides_rank_entry
+                 fake_pg=getattr(cls, "fake_pg", False))
     except BaseException as ended:  # every ending of the entry is the rank's outcome
         return _after_entry(entry, facts.rank, ended)
     return _after_entry(entry, facts.rank, None)
