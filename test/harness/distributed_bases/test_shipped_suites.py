@@ -126,6 +126,10 @@ class TestRereadInARank(unittest.TestCase):
         fork_server.adopt_environment(dict(os.environ))
         self.assertEqual(self.namespace["RUNS"], 1)
 
+    def test_nor_one_whose_environment_differs_only_where_the_suite_never_looks(self):
+        fork_server.adopt_environment({**os.environ, "SOMETHING_ELSE": "rank"})
+        self.assertEqual(self.namespace["RUNS"], 1)
+
     def test_every_class_of_the_suite_is_not_in_lockstep(self):
         for cls in (self.namespace["Suite"], self.namespace["Suite"].Nested):
             self.assertIs(cls.collectives_lockstep, False)

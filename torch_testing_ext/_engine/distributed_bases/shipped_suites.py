@@ -12,9 +12,9 @@ Upstream starts the ranks of these suites with ``spawn``: each rank imports the 
 under the environment of that moment (``TestDistBackend.setUp`` points ``INIT_METHOD`` and
 ``TEMP_DIR`` at new directories for every test, and the module reads them at import). Our
 ranks fork from a server that imported the suite once, so a rank whose environment differs
-from the one the suite was loaded under runs the module's code again in the same namespace
-(a few milliseconds; the compiled code is kept), and the suite's methods see what a spawned
-rank's would.
+from the one the suite was loaded under, in a variable the suite names (a string constant of
+its code), runs the module's code again in the same namespace (a few milliseconds; the
+compiled code is kept), and the suite's methods see what a spawned rank's would.
 
 The suites' classes are marked ``not_in_lockstep``: torch's own harness, which these suites
 are written for and checked on, has no lockstep rule, and some of their tests make ranks
@@ -48,6 +48,24 @@ def _classes_of(namespace: dict[str, Any], module: str) -> list[type]:
     return found
 
 
+def _string_constants(code: CodeType) -> frozenset[str]:
+    """The string constants of ``code`` and of the code nested in it (functions, classes)."""
+    found: set[str] = set()
+    pending = [code]
+    while pending:
+        for constant in pending.pop().co_consts:
+            if isinstance(constant, str):
+                found.add(constant)
+            elif isinstance(constant, CodeType):
+                pending.append(constant)
+    return frozenset(found)
+
+
+def _environment(names: frozenset[str]) -> dict[str, str]:
+    """The environment variables among ``names`` that are set, with their values."""
+    return {name: value for name, value in os.environ.items() if name in names}
+
+
 def _run(code: CodeType, namespace: dict[str, Any]) -> None:
     exec(code, namespace)  # noqa: S102  # the installed torch's own suite, as torch would import it
     for cls in _classes_of(namespace, namespace["__name__"]):
@@ -77,11 +95,12 @@ def load_suite_file(namespace: dict[str, Any], path: str) -> None:
     # looks a class up by its module's __file__; TorchScript compiles from it), and so are files
     # the suite finds beside itself.
     namespace["__shipped_suite__"] = namespace["__file__"] = path
-    loaded_under = dict(os.environ)
+    names = _string_constants(code)  # every variable the suite can read by name is among them
+    loaded_under = _environment(names)
     _run(code, namespace)
 
     def reread() -> None:
-        if dict(os.environ) != loaded_under:
+        if _environment(names) != loaded_under:
             _run(code, namespace)
 
     reread_after_adopting(reread)
