@@ -35,6 +35,7 @@ from torch_testing_ext._engine.reporting.status import Status
 from torch_testing_ext.common_utils import TestCase
 
 from fixtures.paths import REPO
+from fixtures.runs import SHIPPED_SUITE_ENV
 
 EXAMPLE = REPO / "examples" / "downstream"
 # The example's tests by file, as its reports name them.
@@ -49,7 +50,9 @@ site = str(dist.locate_file(""))
 elsewhere = []
 for info in pkgutil.walk_packages(torch_testing_ext.__path__, "torch_testing_ext."):
     if not info.name.endswith(".__main__"):
-        path = importlib.import_module(info.name).__file__
+        # Where the module was imported from (a face of a suite torch ships sets __file__ to
+        # torch's file, which it runs).
+        path = importlib.import_module(info.name).__spec__.origin
         if not os.path.realpath(path).startswith(os.path.realpath(site) + os.sep):
             elsewhere.append(path)
 print(json.dumps({
@@ -130,12 +133,12 @@ class TestDownstreamExample(TestCase):
             raise AssertionError(f"{command} failed ({result.returncode}):\n{result.stdout}{result.stderr}")
         return result
 
-    def run_in_project(self, *args):
-        return subprocess.run([self.python, *args], cwd=self.project, env=_clean_env(),
+    def run_in_project(self, *args, **env):
+        return subprocess.run([self.python, *args], cwd=self.project, env={**_clean_env(), **env},
                               capture_output=True, text=True, timeout=600)
 
     def test_the_package_its_metadata_and_every_module_come_from_the_wheel(self):
-        result = self.run_in_project("-c", _PROBE)
+        result = self.run_in_project("-c", _PROBE, **SHIPPED_SUITE_ENV)
         self.assertEqual(result.returncode, 0, result.stderr)
         found = json.loads(result.stdout)
         site = Path(found["metadata"])
