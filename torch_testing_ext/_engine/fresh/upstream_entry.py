@@ -1,13 +1,13 @@
 """Upstream's rank entry point, ``_run``, for the subclasses that override it.
 
 Upstream starts every rank in the classmethod ``_run(rank, test_name, file_name, pipe,
-fake_pg=<the class's fake_pg, default False>)``, which
-makes the test case and calls ``self.run_test(test_name, pipe)``; a subclass may override it
-to set up each rank its own way (``TestDistBackend`` in torch's ``distributed_test.py`` starts
-its process group there, syncs a barrier around the test and destroys the group). A rank of a
-class that overrides ``_run`` runs it: ``run_test`` runs the method between the rank hooks and
-records how it ended, then leaves the entry as upstream's does after a failure or skip (by
-``SystemExit``), so nothing after it in ``_run`` waits for peers that already stopped.
+fake_pg=<the class's fake_pg, default False>)``, which makes the test case and calls
+``self.run_test(test_name, pipe)``; a subclass may override it to set up each rank its own
+way (``TestDistBackend`` in torch's ``distributed_test.py`` starts its process group there,
+syncs a barrier around the test and destroys the group). A rank of a class that overrides
+``_run`` runs it: ``run_test`` runs the method between the rank hooks and records how it
+ended, then leaves the entry as upstream's does after a failure or skip (by ``SystemExit``),
+so nothing after it in ``_run`` waits for peers that already stopped.
 
 The rank's outcome is what ``run_test`` recorded, unless the entry then failed; an entry that
 returns or exits 0 without running the test did not pass (a bail-out is never a green), and
