@@ -79,6 +79,11 @@ class TestSourceRewrite(unittest.TestCase):
         once = rewrite_source((TREE / "test_utils_forms.py.txt").read_text(encoding="utf-8"))
         self.assertEqual(rewrite_source(once), once)
 
+    def test_an_upstream_path_split_over_lines_is_refused_not_left_behind(self):
+        source = "x = (torch.testing\n     ._internal.common_utils.TestCase)\n"
+        with self.assertRaisesRegex(SyntaxError, r"line 1: torch.testing._internal spans lines 1-2"):
+            rewrite_source(source)
+
     def test_source_that_does_not_parse_is_a_syntax_error_naming_the_file(self):
         with self.assertRaises(SyntaxError) as caught:
             rewrite_source("def broken(:\n", "suite.py")

@@ -55,7 +55,10 @@ def _edits(tree: ast.Module, lines: list[bytes]) -> list[_Edit]:
             # Only the whole upstream path, so ``torch.testing._internal.x.y`` becomes
             # ``torch_testing_ext.x.y`` once, at its innermost matching node.
             name = _dotted(node)
-            if name in UPSTREAM_TO_OURS and node.end_lineno == node.lineno:
+            if name in UPSTREAM_TO_OURS:
+                if node.end_lineno != node.lineno:  # left as it is, it would reach upstream's harness
+                    raise SyntaxError(f"line {node.lineno}: {name} spans lines {node.lineno}-{node.end_lineno}; "
+                                      "it can only be rewritten on one line")
                 edits.append(_Edit(node.lineno, node.col_offset, node.end_col_offset or 0,
                                    UPSTREAM_TO_OURS[name]))
         elif isinstance(node, ast.Import):
