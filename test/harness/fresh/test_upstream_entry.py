@@ -6,6 +6,7 @@ the test does not pass, whether it returns or exits 0, and one that exits with a
 skip code is that skip. The tests of ``fixtures/upstream_entry_cases.py`` run in this process.
 """
 
+from torch_testing_ext.common_distributed import TEST_SKIPS
 from torch_testing_ext.common_utils import TestCase
 
 from fixtures import upstream_entry_cases
@@ -43,7 +44,7 @@ class TestUpstreamEntry(TestCase):
     def test_an_upstream_skip_code_from_the_entry_is_that_skip(self):
         result, _ = self.run_entry("test_entry_exits_with_a_skip_code")
         assert_outcomes(self, result, skipped=1)
-        self.assertIn("2", result.skipped[0][1])
+        self.assertEqual(result.skipped[0][1], TEST_SKIPS["multi-gpu-2"].message)
 
     def test_an_entry_that_fails_after_a_passing_test_fails_it(self):
         result, report = self.run_entry("test_entry_fails_after_the_test")
