@@ -25,10 +25,17 @@ from ._engine.testcase.autograd_checks import (
     gradgradcheck,
 )
 from ._engine.testcase.hw_classification import HardwareClassification, filter_by_hw_classification
-from ._engine.testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
+from ._engine.testcase.parametrize import (
+    decorateIf,
+    instantiate_parametrized_tests,
+    parametrize,
+    subtest,
+    validate_test_name,
+)
 from ._engine.testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
 from ._engine.testcase.tensor_testcase import TestCase
 from ._engine.testcase.testing_aids import (
+    DeterministicGuard,
     NoTest,
     check_leaked_tensors,
     device_sleep,
@@ -45,6 +52,7 @@ __all__ = [
     "subtest",
     "decorateIf",
     "instantiate_parametrized_tests",
+    "validate_test_name",
     "load_tests",
     "serialTest",
     "TemporaryFileName",
@@ -57,6 +65,7 @@ __all__ = [
     "suppress_warnings",
     "check_leaked_tensors",
     "wrapSwapTensorsTest",
+    "DeterministicGuard",
     "get_cycles_per_ms",
     "device_sleep",
     "HardwareClassification",

@@ -1,15 +1,18 @@
 """Self-tests of parametrize / instantiate_parametrized_tests."""
 
 import unittest
+from unittest import mock
 
 import torch
 
+from torch_testing_ext._engine.testcase import parametrize as parametrize_module
 from torch_testing_ext.common_utils import (
     TestCase,
     decorateIf,
     instantiate_parametrized_tests,
     parametrize,
     subtest,
+    validate_test_name,
 )
 
 
@@ -169,3 +172,39 @@ class TestDecorateIf(TestCase):
 
         self.assertEqual([n for n in dir(Cases) if n.startswith("test")], ["test_plain_"])
         self.assertEqual(outcomes(run_all(Cases)), {"test_plain_": "skipped"})
+
+
+class TestDottedNames(TestCase):
+    """A generated name with "." is refused where the installed torch refuses it (2.15 on)."""
+
+    def define(self):
+        @instantiate_parametrized_tests
+        class Cases(TestCase):
+            @parametrize("x", [1, 2.5], name_fn=lambda x: f"x{x}")
+            def test_x(self, x):
+                pass
+
+        return Cases
+
+    def test_refused_naming_the_test_where_torch_refuses(self):
+        with mock.patch.object(parametrize_module, "REFUSES_DOTTED_NAMES", True):
+            with self.assertRaisesRegex(RuntimeError, r'"test_x_x2\.5" contains "\."'):
+                self.define()
+
+    def test_kept_where_torch_keeps_it(self):
+        with mock.patch.object(parametrize_module, "REFUSES_DOTTED_NAMES", False):
+            cases = self.define()
+        self.assertTrue(hasattr(cases, "test_x_x2.5"))
+        self.assertTrue(hasattr(cases, "test_x_x1"))
+
+    def test_the_installed_release_decides(self):
+        self.assertEqual(parametrize_module.REFUSES_DOTTED_NAMES,
+                         parametrize_module._release(torch.__version__) >= (2, 15))
+        self.assertEqual(parametrize_module._release("2.15.0.dev20260101+cpu"), (2, 15, 0))
+        self.assertEqual(parametrize_module._release("2.13.0+cpu"), (2, 13, 0))
+        self.assertEqual(parametrize_module._release("not a version"), ())
+
+    def test_validate_test_name(self):
+        validate_test_name("test_x_2_5_cpu_float32")
+        with self.assertRaisesRegex(RuntimeError, r'"test_x_torch\.float32" contains "\."'):
+            validate_test_name("test_x_torch.float32")

@@ -12,6 +12,7 @@ import unittest
 
 import torch
 
+from torch_testing_ext._engine.testcase.parametrize import REFUSES_DOTTED_NAMES
 from torch_testing_ext.common_device_type import dtypes, instantiate_device_type_tests
 from torch_testing_ext.common_utils import TestCase, instantiate_parametrized_tests, parametrize, subtest
 
@@ -43,6 +44,14 @@ class TestIdsMatchUpstream(TestCase):
         self.assertIn("TestX.test_x_op0_reduce_op_max", self.upstream["issue_example"])
         self.assertIn("TestX.test_x_float32", self.upstream["dtypes_as_values"])
         self.assertIn("TestFooCPU.test_reduce_op0_reduce_op_max_cpu_float32", self.upstream["device_parametrize"])
+
+    def test_names_with_a_dot_are_refused_exactly_where_torch_refuses_them(self):
+        # torch 2.15's harness refuses them; 2.13 and 2.14 keep them. Ours follows the installed one.
+        dotted = ("subtest_name_with_a_dot", "name_fn_returning_dots", "device_name_fn_returning_dots")
+        upstream_refuses = [self.upstream[name] == "raises" for name in dotted]
+        self.assertIn(upstream_refuses, ([True] * 3, [False] * 3))
+        self.assertEqual([self.ours[name] == "raises" for name in dotted], upstream_refuses)
+        self.assertEqual(upstream_refuses[0], REFUSES_DOTTED_NAMES)
 
     def test_ids_are_upstreams(self):
         differ = [name for name in id_cases.CASES if self.ours[name] != self.upstream[name]]

@@ -27,6 +27,11 @@ times files carry them over; ``test/harness/testcase/test_upstream_ids.py`` comp
   ``test_sum_n_1_float32`` above;
 - ``instantiate_parametrized_tests`` names a test ``<function name>_<case name>``, also when the
   case name is empty (``decorateIf`` alone: ``test_x_``).
+
+Refusals are upstream's too: from torch 2.15 on, a generated name that contains ``"."`` (from a
+``name_fn`` or a ``subtest`` name such as ``2.5`` or ``torch.float32``) is a ``RuntimeError``
+naming the test, as the installed torch's own harness refuses it (``unittest`` cannot load such a
+test by name); on older torch it is kept, as there.
 """
 
 from __future__ import annotations
@@ -34,13 +39,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import torch
 
 __all__ = ["parametrize", "instantiate_parametrized_tests", "subtest", "decorateIf", "Variant",
-           "variants", "add_test", "value_name", "dtype_name"]
+           "variants", "add_test", "value_name", "dtype_name", "validate_test_name",
+           "REFUSES_DOTTED_NAMES"]
 
 __unittest = True
 
@@ -48,6 +55,17 @@ _T = TypeVar("_T", bound=type)
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 _PARAMS_ATTR = "__tte_parametrize__"
 _DECORATE_IF_ATTR = "__tte_decorate_if__"
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``(2, 15, 0)`` for ``"2.15.0"``, ``"2.15.0+cpu"`` or ``"2.15.0.dev20260101"``."""
+    match = re.match(r"\d+(?:\.\d+)*", version)
+    return tuple(int(part) for part in match.group().split(".")) if match else ()
+
+
+#: Whether generated test names containing ``"."`` are refused, as the installed torch's harness
+#: does from release 2.15 on.
+REFUSES_DOTTED_NAMES: bool = _release(torch.__version__) >= (2, 15)
 
 
 class subtest:
@@ -182,10 +200,25 @@ def _strip_markers(fn: Callable[..., Any]) -> None:
         fn.__dict__.pop(attr, None)
 
 
+def validate_test_name(name: str) -> None:
+    """Raise ``RuntimeError`` if the generated test name ``name`` contains ``"."``, which
+    ``unittest`` would split when the test is named on the command line (``-k`` and the
+    driver's reruns would not find it)."""
+    if "." in name:
+        raise RuntimeError(
+            f'generated test name "{name}" contains ".", so unittest cannot load it by name '
+            '(it splits names on "."); give the case a name without one: dtype_name(dtype) '
+            'for a dtype, str(value).replace(".", "_") for a number')
+
+
 def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, Any],
              decorators: Iterable[Decorator] = ()) -> None:
     """Add test method ``name`` to ``cls``: ``body`` called with ``kwargs``, decorated by
-    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``."""
+    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``.
+    A name with ``"."`` is refused where the installed torch refuses it
+    (:data:`REFUSES_DOTTED_NAMES`)."""
+    if REFUSES_DOTTED_NAMES:
+        validate_test_name(name)
     if hasattr(cls, name):
         raise RuntimeError(f"parametrized test {cls.__name__}.{name} already exists")
     decorators = [*decorators, *_conditional_decorators(body, kwargs)]
