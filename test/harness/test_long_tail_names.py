@@ -64,6 +64,7 @@ from torch_testing_ext.common_distributed import (
 from torch_testing_ext.common_utils import (
     FILE_SCHEMA,
     MI300_ARCH,
+    DeterministicGuard,
     NoTest,
     TestCase,
     _assertGradAndGradgradChecks,
@@ -340,6 +341,27 @@ class TestTestAids(TestCase):
                     body()
                 self.assertEqual(seen, [inside])
                 self.assertEqual(torch.__future__.get_swap_module_params_on_conversion(), before)
+
+    def test_deterministic_guard_sets_and_puts_back_the_three_settings(self):
+        def settings():
+            return (torch.are_deterministic_algorithms_enabled(),
+                    torch.is_deterministic_algorithms_warn_only_enabled(),
+                    torch.utils.deterministic.fill_uninitialized_memory)
+
+        before = settings()
+        self.assertEqual(before[:2], (False, False))
+        guard = DeterministicGuard(True, warn_only=True, fill_uninitialized_memory=False)
+        with self.assertRaisesRegex(ValueError, "body failed"):
+            with guard:
+                self.assertEqual(settings(), (True, True, False))
+                with DeterministicGuard(True):  # nested: the inner one's settings, then the outer's
+                    self.assertEqual(settings(), (True, False, True))
+                self.assertEqual(settings(), (True, True, False))
+                raise ValueError("body failed")
+        self.assertEqual(settings(), before)
+        with guard:  # entered again
+            self.assertEqual(settings(), (True, True, False))
+        self.assertEqual(settings(), before)
 
     def test_get_cycles_per_ms(self):
         rate = get_cycles_per_ms("cpu")

@@ -1,7 +1,7 @@
 """Small aids test bodies use, named as in ``common_utils`` and ``common_distributed``: a base
 pytest does not collect, warnings silenced, tensors kept alive by reference cycles, the
-swap-tensors flag for one test, a device's busy-wait and its rate, the output of a block, and
-the serial mark.
+swap-tensors flag for one test, deterministic algorithms for one block, a device's busy-wait
+and its rate, the output of a block, and the serial mark.
 
 Example::
 
@@ -33,6 +33,7 @@ __all__ = [
     "suppress_warnings",
     "check_leaked_tensors",
     "wrapSwapTensorsTest",
+    "DeterministicGuard",
     "get_cycles_per_ms",
     "cpu_busy_wait",
     "device_sleep",
@@ -116,6 +117,35 @@ def wrapSwapTensorsTest(swap: bool | None = None) -> Callable[[_F], _F]:
         return wrapper  # type: ignore[return-value]  # a wrapper with fn's signature
 
     return decorate
+
+
+class DeterministicGuard:
+    """``with DeterministicGuard(True, warn_only=False, fill_uninitialized_memory=True):`` runs
+    the block with ``torch.use_deterministic_algorithms`` and
+    ``torch.utils.deterministic.fill_uninitialized_memory`` so set, then puts back the settings
+    it found on entering (the same guard may be entered again)."""
+
+    def __init__(self, deterministic: bool, *, warn_only: bool = False,
+                 fill_uninitialized_memory: bool = True) -> None:
+        self.deterministic = deterministic
+        self.warn_only = warn_only
+        self.fill_uninitialized_memory = fill_uninitialized_memory
+        self._found: list[tuple[bool, bool, bool]] = []
+
+    @staticmethod
+    def _apply(deterministic: bool, warn_only: bool, fill: bool) -> None:
+        torch.use_deterministic_algorithms(deterministic, warn_only=warn_only)
+        torch.utils.deterministic.fill_uninitialized_memory = fill  # type: ignore[attr-defined]
+
+    def __enter__(self) -> DeterministicGuard:
+        self._found.append((torch.are_deterministic_algorithms_enabled(),
+                            torch.is_deterministic_algorithms_warn_only_enabled(),
+                            torch.utils.deterministic.fill_uninitialized_memory))  # type: ignore[attr-defined]
+        self._apply(self.deterministic, self.warn_only, self.fill_uninitialized_memory)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._apply(*self._found.pop())
 
 
 def cpu_busy_wait(cycles: int) -> None:
