@@ -8,6 +8,11 @@ print a markdown table::
 
     python tools/torch_matrix.py                             # 2.13.0, 2.14.1 and 2.15.0
     python tools/torch_matrix.py --versions 2.15.0 --keep --work-dir /tmp
+    python tools/torch_matrix.py --versions 2.14.1 2.15.0 --version-sensitive
+
+``--version-sensitive`` runs only :data:`VERSION_SENSITIVE`, the self-tests whose subject moves
+with the torch release (``.ci/run`` runs them on every release we claim besides the one the
+README installs).
 
 Only the standard library is used: run it with any Python 3.10+; each venv is made with the
 Python that runs this script. The venvs go into a new directory under ``--work-dir`` (default:
@@ -39,6 +44,23 @@ from typing import NoReturn
 
 DEFAULT_VERSIONS = ("2.13.0", "2.14.1", "2.15.0")
 ROOT = Path(__file__).resolve().parents[1]
+#: The self-tests whose subject moves with the torch release, as the driver names them: test ids
+#: and the refusals of odd names, every private torch access's contract, the upstream-named faces
+#: and the suites torch ships loaded on our harness, and the migration's rewrite and check.
+VERSION_SENSITIVE = (
+    "harness/test_torch_private",
+    "harness/testcase/test_upstream_ids",
+    "harness/testcase/test_parametrize",
+    "harness/device_type/test_device_instantiation",
+    "harness/distributed/test_distributed_faces",
+    "harness/distributed_bases/test_shipped_suites",
+    "harness/test_imports",
+    "harness/test_public_api",
+    "harness/test_long_tail_names",
+    "harness/migrate/test_source_rewrite",
+    "harness/migrate/test_migrate_cli",
+    "harness/migrate/test_migration_doc",
+)
 SUMMARY = re.compile(r"^summary: (\d+) passed, (\d+) failed, (\d+) skipped\b", re.M)
 
 
@@ -154,8 +176,10 @@ def install(version: str, work: Path, src: Path, python: Path, env: dict[str, st
     return ""
 
 
-def try_version(version: str, work: Path, source: Path, commit: str) -> Outcome:
-    """Install and run the suite for one torch version in ``work``."""
+def try_version(version: str, work: Path, source: Path, commit: str,
+                selection: tuple[str, ...] = ()) -> Outcome:
+    """Install and run the suite (only the test files ``selection`` names, if any) for one torch
+    version in ``work``."""
     outcome = Outcome(version)
     src, venv, reports = work / "src", work / "venv", work / "test-reports"
     print(f"\n===== torch {version}: {work} =====", flush=True)
@@ -168,8 +192,10 @@ def try_version(version: str, work: Path, source: Path, commit: str) -> Outcome:
     if outcome.problem:
         return outcome
     started = time.monotonic()
-    status, output = run([str(python), "run_test.py", "--continue-through-error",
-                          "--save-xml", str(reports)], env=env, cwd=src, log=work / "run.log")
+    command = [str(python), "run_test.py", "--continue-through-error", "--save-xml", str(reports)]
+    if selection:
+        command += ["-j", "2", "-i", *selection]
+    status, output = run(command, env=env, cwd=src, log=work / "run.log")
     outcome.run_seconds = time.monotonic() - started
     summaries = SUMMARY.findall(output)
     if not summaries:
@@ -191,6 +217,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="where the venvs go (default: the system temp dir)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the venvs, source copies, logs and reports")
+    parser.add_argument("--version-sensitive", action="store_true",
+                        help="run only the self-tests whose subject moves with the torch release "
+                             "(VERSION_SENSITIVE), two files at a time")
     parser.add_argument("--source", type=Path, default=ROOT, metavar="DIR",
                         help="the git checkout whose HEAD is tested (default: this repository)")
     args = parser.parse_args(argv)
@@ -220,13 +249,15 @@ def main(argv: list[str]) -> int:
     try:
         for version in args.versions:
             work = root / f"torch-{version}"
-            outcomes.append(try_version(version, work, args.source.resolve(), args.commit))
+            outcomes.append(try_version(version, work, args.source.resolve(), args.commit,
+                                        VERSION_SENSITIVE if args.version_sensitive else ()))
             if not args.keep:
                 shutil.rmtree(work, ignore_errors=True)
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    print(f"\ntorch matrix of {args.commit[:12]}, Python {sys.version.split()[0]}"
+    what = "the version-sensitive self-tests" if args.version_sensitive else "the whole suite"
+    print(f"\ntorch matrix of {args.commit[:12]} ({what}), Python {sys.version.split()[0]}"
           + (f", kept in {root}" if args.keep else "") + "\n")
     print("| torch | passed | failed | skipped | minutes | install minutes | result |")
     print("|---|---|---|---|---|---|---|")

@@ -54,6 +54,37 @@ class TestTorchMatrixTool(unittest.TestCase):
         broken = torch_matrix.Outcome("2.15.0", problem="torch install failed (exit 1)")
         self.assertEqual(broken.row(), "| 2.15.0 | - | - | - | - | 0.0 | torch install failed (exit 1) |")
 
+    def test_every_version_sensitive_name_is_a_test_file_the_driver_knows(self):
+        names = torch_matrix.VERSION_SENSITIVE
+        self.assertEqual(len(set(names)), len(names))
+        for name in names:
+            with self.subTest(name=name):
+                self.assertTrue((REPO / "test" / f"{name}.py").is_file())
+        self.assertIn("harness/test_torch_private", names)  # every private access's contract
+        self.assertIn("harness/testcase/test_upstream_ids", names)
+
+    def test_version_sensitive_run_includes_exactly_those_files(self):
+        commands = []
+
+        def fake_run(command, env=None, cwd=None, log=None):
+            commands.append(command)
+            return 0, "summary: 3 passed, 0 failed, 1 skipped\n"
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(torch_matrix, "copy_committed_tree"), \
+                mock.patch.object(torch_matrix.subprocess, "run"), \
+                mock.patch.object(torch_matrix, "install", return_value=""), \
+                mock.patch.object(torch_matrix, "run", side_effect=fake_run):
+            work = pathlib.Path(tmp)
+            outcome = torch_matrix.try_version("2.15.0", work, REPO, "HEAD",
+                                               torch_matrix.VERSION_SENSITIVE)
+            whole = torch_matrix.try_version("2.15.0", work, REPO, "HEAD")
+        self.assertEqual((outcome.passed, outcome.failed, outcome.skipped, outcome.problem), (3, 0, 1, ""))
+        selected, everything = commands
+        self.assertEqual(selected[selected.index("-i") + 1:], list(torch_matrix.VERSION_SENSITIVE))
+        self.assertNotIn("-i", everything)
+        self.assertEqual(whole.problem, "")
+
     def test_bad_arguments_exit_2_with_one_line(self):
         cases = {
             ("--versions", "latest"): "not a torch release: 'latest'",
