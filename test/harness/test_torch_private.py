@@ -18,6 +18,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import warnings
 from unittest import mock
@@ -265,6 +266,31 @@ class TestPrivateAccessContracts(TestCase):
         with self.assertRaisesRegex(FileNotFoundError, re.escape(f"torch {torch.__version__} does not ship "
                                                                  "torch/testing/_internal/no_such_suite.py")):
             private.shipped_suite_path("no_such_suite.py")
+
+    def test_harness_refuses_dotted_test_names(self):
+        # What torch's own harness does with a name_fn giving "x2.5", in a process of its own
+        # (importing it changes torch's global state).
+        code = textwrap.dedent("""
+            from torch.testing._internal import common_utils as h
+
+            class TestX(h.TestCase):
+                @h.parametrize("x", [2.5], name_fn=lambda x: f"x{x}")
+                def test_x(self, x):
+                    pass
+
+            try:
+                h.instantiate_parametrized_tests(TestX)
+            except RuntimeError as error:
+                print("refused" if "test_x_x2.5" in str(error) else f"other: {error}")
+            else:
+                print("kept" if hasattr(TestX, "test_x_x2.5") else "neither")
+        """)
+        completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        self.assertEqual(completed.returncode, 0, completed.stderr)
+        with contract("harness_refuses_dotted_test_names"):
+            self.assertEqual(private.harness_refuses_dotted_test_names(),
+                             completed.stdout.split()[-1] == "refused")
+        self.assertIn(completed.stdout.split()[-1], ("refused", "kept"))
 
     def test_test_method_name(self):
         with contract("test_method_name"):

@@ -100,6 +100,7 @@ __all__ = [
     "torch_function_disabled",
     "group_ranks_by_name",
     "never_compile_frames",
+    "harness_refuses_dotted_test_names",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -735,6 +736,21 @@ def shipped_suite_path(relative: str) -> str:
         raise FileNotFoundError(f"torch {torch.__version__} does not ship "
                                 f"torch/testing/_internal/{relative} (looked at {path})")
     return path
+
+
+@_private("the text of the installed torch's torch/testing/_internal/common_utils.py (read, never imported)")
+def harness_refuses_dotted_test_names() -> bool:
+    """Whether the installed torch's own harness refuses a generated test name that contains
+    ``"."`` (it defines ``validate_test_name`` and calls it on every parametrized or device-type
+    name: torch 2.14.1 and 2.15.0 do, 2.13.0 does not). False if torch ships no harness."""
+    import re
+
+    try:
+        with open(shipped_suite_path("common_utils.py"), encoding="utf-8") as source:
+            text = source.read()
+    except FileNotFoundError:
+        return False
+    return re.search(r"^def validate_test_name\(", text, re.M) is not None
 
 
 @_private("torch.distributed._shard.sharded_tensor (ShardedTensor, its factories)")

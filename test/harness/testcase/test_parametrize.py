@@ -175,7 +175,8 @@ class TestDecorateIf(TestCase):
 
 
 class TestDottedNames(TestCase):
-    """A generated name with "." is refused where the installed torch refuses it (2.15 on)."""
+    """A generated name with "." is refused where the installed torch refuses it (torch 2.14.1 and 2.15.0;
+    ``test_torch_private`` checks the probe against torch's own harness)."""
 
     def define(self):
         @instantiate_parametrized_tests
@@ -196,13 +197,6 @@ class TestDottedNames(TestCase):
             cases = self.define()
         self.assertTrue(hasattr(cases, "test_x_x2.5"))
         self.assertTrue(hasattr(cases, "test_x_x1"))
-
-    def test_the_installed_release_decides(self):
-        self.assertEqual(parametrize_module.REFUSES_DOTTED_NAMES,
-                         parametrize_module._release(torch.__version__) >= (2, 15))
-        self.assertEqual(parametrize_module._release("2.15.0.dev20260101+cpu"), (2, 15, 0))
-        self.assertEqual(parametrize_module._release("2.13.0+cpu"), (2, 13, 0))
-        self.assertEqual(parametrize_module._release("not a version"), ())
 
     def test_validate_test_name(self):
         validate_test_name("test_x_2_5_cpu_float32")

@@ -46,7 +46,7 @@ class TestIdsMatchUpstream(TestCase):
         self.assertIn("TestFooCPU.test_reduce_op0_reduce_op_max_cpu_float32", self.upstream["device_parametrize"])
 
     def test_names_with_a_dot_are_refused_exactly_where_torch_refuses_them(self):
-        # torch 2.15's harness refuses them; 2.13 and 2.14 keep them. Ours follows the installed one.
+        # torch 2.14.1's and 2.15.0's harness refuse them, 2.13.0's keeps them. Ours follows the installed one.
         dotted = ("subtest_name_with_a_dot", "name_fn_returning_dots", "device_name_fn_returning_dots")
         upstream_refuses = [self.upstream[name] == "raises" for name in dotted]
         self.assertIn(upstream_refuses, ([True] * 3, [False] * 3))

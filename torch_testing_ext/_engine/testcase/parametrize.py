@@ -28,10 +28,10 @@ times files carry them over; ``test/harness/testcase/test_upstream_ids.py`` comp
 - ``instantiate_parametrized_tests`` names a test ``<function name>_<case name>``, also when the
   case name is empty (``decorateIf`` alone: ``test_x_``).
 
-Refusals are upstream's too: from torch 2.15 on, a generated name that contains ``"."`` (from a
-``name_fn`` or a ``subtest`` name such as ``2.5`` or ``torch.float32``) is a ``RuntimeError``
-naming the test, as the installed torch's own harness refuses it (``unittest`` cannot load such a
-test by name); on older torch it is kept, as there.
+Refusals are upstream's too: where the installed torch's own harness refuses a generated name
+that contains ``"."`` (from a ``name_fn`` or a ``subtest`` name such as ``2.5`` or
+``torch.float32``; torch 2.14.1 and 2.15.0 do, ``unittest`` cannot load such a test by name), it
+is a ``RuntimeError`` naming the test here too; where torch keeps it (2.13.0), it is kept.
 """
 
 from __future__ import annotations
@@ -39,11 +39,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import torch
+
+from .._torch_private import harness_refuses_dotted_test_names
 
 __all__ = ["parametrize", "instantiate_parametrized_tests", "subtest", "decorateIf", "Variant",
            "variants", "add_test", "value_name", "dtype_name", "validate_test_name",
@@ -57,15 +58,9 @@ _PARAMS_ATTR = "__tte_parametrize__"
 _DECORATE_IF_ATTR = "__tte_decorate_if__"
 
 
-def _release(version: str) -> tuple[int, ...]:
-    """``(2, 15, 0)`` for ``"2.15.0"``, ``"2.15.0+cpu"`` or ``"2.15.0.dev20260101"``."""
-    match = re.match(r"\d+(?:\.\d+)*", version)
-    return tuple(int(part) for part in match.group().split(".")) if match else ()
-
-
-#: Whether generated test names containing ``"."`` are refused, as the installed torch's harness
-#: does from release 2.15 on.
-REFUSES_DOTTED_NAMES: bool = _release(torch.__version__) >= (2, 15)
+#: Whether generated test names containing ``"."`` are refused: as the installed torch's own
+#: harness does (read from its source, not from its version number).
+REFUSES_DOTTED_NAMES: bool = harness_refuses_dotted_test_names()
 
 
 class subtest:
