@@ -9,6 +9,7 @@ from __future__ import annotations
 from ._engine.fsdp_bases import collective_patches
 from ._engine.fsdp_bases.collective_patches import *  # noqa: F403  # the face re-exports exactly collective_patches.__all__
 from ._engine.fsdp_bases.compiled_fsdp import compiled_fsdp_test
+from ._engine.fsdp_bases.fsdp1_parity import FSDPTestMixin
 from ._engine.fsdp_bases.fsdp1_state_helpers import (
     _assert_module_states,
     _broadcast_state_dict,
@@ -22,7 +23,14 @@ from ._engine.fsdp_bases.fsdp_continuous import FSDPTestContinuous
 from ._engine.fsdp_bases.fsdp_cpu_limits import requires_pinned_memory
 from ._engine.fsdp_bases.fsdp_test_case import FSDPTest
 from ._engine.fsdp_bases.fsdp_thread_case import FSDPTestMultiThread
-from ._engine.fsdp_bases.init_modes import DISTRIBUTED_BACKEND, DEVICEInitMode, FSDPInitMode, get_devtype
+from ._engine.fsdp_bases.init_modes import (
+    DEVICE_COUNT,
+    DEVICE_TYPE,
+    DISTRIBUTED_BACKEND,
+    DEVICEInitMode,
+    FSDPInitMode,
+    get_devtype,
+)
 from ._engine.fsdp_bases.sharded_parity import (
     check_sharded_parity,
     get_full_params,
@@ -53,6 +61,9 @@ __all__ = [
     "DEVICEInitMode",
     "get_devtype",
     "DISTRIBUTED_BACKEND",
+    "DEVICE_TYPE",
+    "DEVICE_COUNT",
+    "FSDPTestMixin",
     "FSDPTestModel",
     "TransformerWithSharedParams",
     "NestedWrappedModule",

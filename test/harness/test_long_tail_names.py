@@ -536,7 +536,7 @@ class TestDistributedDecorators(TestCase):
                     pretend_accelerator(accelerator, 2), \
                     mock.patch.object(distributed_skips, "TEST_WITH_ROCM", rocm), \
                     mock.patch.object(devices, "rocm_arch_name", lambda a=arch: a):
-                self.assertIs(bool(devices.LazyFlag(distributed_skips._symmetric_memory_supported)), expected)
+                self.assertIs(bool(devices.LazyFlag(distributed_skips.evaluate_platform_supports_symm_mem)), expected)
         self.assertIs(bool(common_distributed.PLATFORM_SUPPORTS_SYMM_MEM), devices.accelerator_type() == "cuda")
 
     def test_setup_torchcomms_pg_skips_without_torchcomms(self):

@@ -20,7 +20,7 @@ import tempfile
 from ... import devices
 from ..skips.platform_skips import FILE_SCHEMA
 
-__all__ = ["DistTestCases", "initialize_temp_directories", "cleanup_temp_dir"]
+__all__ = ["DistTestCases", "initialize_temp_directories", "cleanup_temp_dir", "current_temp_dir"]
 
 
 class DistTestCases:
@@ -58,6 +58,12 @@ def initialize_temp_directories(init_method: str | None = None) -> None:
         os.mkdir(os.path.join(root, folder))
     os.environ["TEMP_DIR"] = root
     os.environ["INIT_METHOD"] = init_method or FILE_SCHEMA + os.path.join(root, "init_dir", "shared_init_file")
+
+
+def current_temp_dir() -> tempfile.TemporaryDirectory[str] | None:
+    """The directory the last :func:`initialize_temp_directories` made (None before it, and
+    after :func:`cleanup_temp_dir`): upstream's ``common_distributed.tmp_dir``."""
+    return _current
 
 
 def cleanup_temp_dir() -> None:

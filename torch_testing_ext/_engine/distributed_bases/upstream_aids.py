@@ -1,7 +1,9 @@
 """Small aids upstream's distributed tests call, named as in ``common_distributed``: whether DDP
 logged an error, which devices a multi-GPU style test's ranks use, upstream's per-test timeouts
 (tests that start their own processes read them; this harness's ranks use the class's
-``timeout``), and NCCL's blocking-wait mode for one test.
+``timeout``), the result of a process a test started itself, core dumps off for one block (a
+device-side assert then raises instead of aborting on ROCm), and NCCL's blocking-wait mode for
+one test.
 
 Example::
 
@@ -13,9 +15,13 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
-from collections.abc import Callable
+import queue
+import sys
+import time
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from ... import devices
@@ -23,7 +29,8 @@ from .._torch_private import ddp_logging_data
 from ..skips.platform_skips import TEST_WITH_ROCM, TEST_WITH_TSAN
 
 __all__ = ["verify_ddp_error_logged", "requires_ddp_rank", "init_multigpu_helper", "DDP_RANK_DEVICES",
-           "TIMEOUT_DEFAULT", "TIMEOUT_OVERRIDE", "get_timeout", "with_nccl_blocking_wait"]
+           "TIMEOUT_DEFAULT", "TIMEOUT_OVERRIDE", "get_timeout", "with_nccl_blocking_wait",
+           "retrieve_result_from_completion_queue", "core_dumps_disabled"]
 
 __unittest = True
 
@@ -49,7 +56,7 @@ def verify_ddp_error_logged(model_DDP: Any, err_substr: str) -> None:
 
 # Device types on which DDP is given its rank's device (device_ids=[rank]); the machine's
 # accelerator, whatever it is, counts as well.
-DDP_RANK_DEVICES = ("cuda", "xpu")
+DDP_RANK_DEVICES = ["cuda", "xpu"]
 
 
 def requires_ddp_rank(device: str) -> bool:
@@ -83,6 +90,51 @@ def get_timeout(test_id: str) -> int:
     """The timeout in seconds for the test ``test_id`` (``module.Class.test_x``): its method
     name's override, else :data:`TIMEOUT_DEFAULT`."""
     return TIMEOUT_OVERRIDE.get(test_id.split(".")[-1], TIMEOUT_DEFAULT)
+
+
+# -- a process the test started itself --
+
+
+def retrieve_result_from_completion_queue(process: Any, completion_queue: Any,
+                                          timeout: float | None = None) -> Any:
+    """What ``process`` (a ``torch.multiprocessing`` process the test started) put on
+    ``completion_queue``; an exception instance (returned, not raised) when the process ended
+    without putting anything, or when ``timeout`` seconds passed. The process is looked at
+    between waits of 10 to 120 seconds, so a dead one is noticed."""
+    wait = 120.0 if timeout is None else max(10.0, min(120.0, timeout / 4))
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            return completion_queue.get(timeout=wait)
+        except queue.Empty:
+            # Dead and nothing queued: nothing will come (one last look, as the result may have
+            # arrived just as the wait ended).
+            if not process.is_alive() and completion_queue.empty():
+                return RuntimeError(f"the process exited with {process.exitcode} and put no result")
+        if deadline is not None and time.monotonic() > deadline:
+            return RuntimeError(f"no result from the process within {timeout} s")
+
+
+# -- core dumps off for one block --
+
+
+@contextlib.contextmanager
+def core_dumps_disabled() -> Iterator[None]:
+    """Set the soft core-file size limit to 0 inside the block, and put it back after. With core
+    dumps off, ROCm turns a device-side assert into an error raised at the next synchronisation
+    (as CUDA does) instead of aborting the process to write a GPU core file. Nothing on
+    Windows."""
+    if sys.platform == "win32":
+        yield
+        return
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_CORE, (soft, hard))
 
 
 # -- NCCL's blocking-wait mode --

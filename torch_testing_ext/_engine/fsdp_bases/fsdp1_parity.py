@@ -1,5 +1,7 @@
 """``FSDP1ParityMixin``: ``_test_fsdp_parity`` and ``_train_for_several_steps``, the way FSDP1
-(``FullyShardedDataParallel``) tests check training against a data-parallel reference.
+(``FullyShardedDataParallel``) tests check training against a data-parallel reference; and
+``FSDPTestMixin``, upstream's helpers shared by ``FSDPTest`` and ``FSDPTestContinuous`` (the
+parity check, ``run_subtests`` and the checks of an FSDP1 module's settings).
 
 A test model class (a ``FSDPTestModel``) is built twice with the same seed: plain, wrapped by
 the reference (DDP by default), and with FSDP (``fsdp_init_mode``, then FSDP at the top level
@@ -28,12 +30,13 @@ import torch.nn as nn
 
 from ... import devices
 from .._torch_private import fsdp_unsharded_between_forward_and_backward
+from ..distributed_bases.subtests import SubtestsMixin
 from ..worlds.rank_facts import rank_device_index
 from .fsdp1_state_helpers import _zero_model, fsdp_wrap
 from .init_modes import DEVICEInitMode, FSDPInitMode
 from .sharded_parity import get_full_params
 
-__all__ = ["FSDP1ParityMixin"]
+__all__ = ["FSDP1ParityMixin", "FSDPTestMixin"]
 
 __unittest = True
 
@@ -189,3 +192,16 @@ class FSDP1ParityMixin:
         torch.testing.assert_close(ref_loss, fsdp_loss, check_dtype=False)
         if mixed_precision is None and not use_pure_fp16:
             test.assertEqual(ref_params, fsdp_params, exact_device=True, msg="FSDP did not match DDP")
+
+
+class FSDPTestMixin(FSDP1ParityMixin, SubtestsMixin):
+    """What ``FSDPTest`` and ``FSDPTestContinuous`` share, as upstream's mixin of that name."""
+
+    def _check_cpu_offload(self, fsdp_model: Any, cpu_offload: Any) -> None:
+        self.assertEqual(cpu_offload, fsdp_model.cpu_offload)  # type: ignore[attr-defined]
+
+    def _check_backward_prefetch(self, fsdp_model: Any, backward_prefetch: Any) -> None:
+        self.assertEqual(backward_prefetch, fsdp_model.backward_prefetch)  # type: ignore[attr-defined]
+
+    def _check_forward_prefetch(self, fsdp_model: Any, forward_prefetch: Any) -> None:
+        self.assertEqual(forward_prefetch, fsdp_model.forward_prefetch)  # type: ignore[attr-defined]

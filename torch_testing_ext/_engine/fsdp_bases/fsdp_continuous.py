@@ -21,12 +21,11 @@ import os
 import torch.distributed as dist
 
 from ... import devices
-from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo_bases.dynamo_case import DynamoResetInRanks
 from ..kept.continuous_test_case import MultiProcContinuousTest
 from ..kept.subgroup_cleanup import GroupsPerTest
 from ..worlds.world import RunSettings
-from .fsdp1_parity import FSDP1ParityMixin
+from .fsdp1_parity import FSDPTestMixin
 from .fsdp_test_case import fsdp_world_size, skip_without_a_device_per_rank
 
 __all__ = ["FSDPTestContinuous"]
@@ -34,8 +33,7 @@ __all__ = ["FSDPTestContinuous"]
 __unittest = True
 
 
-class FSDPTestContinuous(FSDP1ParityMixin, GroupsPerTest, DynamoResetInRanks, SubtestsMixin,
-                          MultiProcContinuousTest):
+class FSDPTestContinuous(FSDPTestMixin, GroupsPerTest, DynamoResetInRanks, MultiProcContinuousTest):
     """FSDP tests sharing ``world_size`` kept ranks (see :func:`fsdp_world_size`)."""
 
     @property

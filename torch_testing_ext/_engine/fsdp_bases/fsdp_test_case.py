@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import os
 import unittest
-from typing import Any
 
 import torch.distributed as dist
 
 from ... import devices
-from ..distributed_bases.subtests import SubtestsMixin
 from ..dynamo_bases.dynamo_case import DynamoResetInRanks
 from ..fresh.multiprocess_test_case import MultiProcessTestCase
 from ..launched.launcher_env import launched_rank
@@ -27,7 +25,7 @@ from ..process_groups.rendezvous import rendezvous_init_method
 from ..skips.skip_codes import multi_gpu_skip
 from ..worlds.rank_facts import current_rank_facts, rank_device_index
 from ..worlds.world import RunSettings
-from .fsdp1_parity import FSDP1ParityMixin
+from .fsdp1_parity import FSDPTestMixin
 
 __all__ = ["FSDPTest", "fsdp_world_size", "skip_without_a_device_per_rank", "MAX_WORLD_SIZE",
            "CPU_WORLD_SIZE"]
@@ -55,7 +53,7 @@ def skip_without_a_device_per_rank(world_size: int) -> None:
         raise unittest.SkipTest(multi_gpu_skip(world_size).message)
 
 
-class FSDPTest(FSDP1ParityMixin, DynamoResetInRanks, SubtestsMixin, MultiProcessTestCase):
+class FSDPTest(FSDPTestMixin, DynamoResetInRanks, MultiProcessTestCase):
     """Each rank creates the default group on its device's backend (gloo on CPU) through
     ``init_method`` before the test, with Dynamo reset, and selects its accelerator (device
     ``rank``) where there is one.
@@ -84,16 +82,6 @@ class FSDPTest(FSDP1ParityMixin, DynamoResetInRanks, SubtestsMixin, MultiProcess
     def init_method(self) -> str:
         """Where this test's ranks meet: the test's ``FileStore`` file."""
         return f"file://{self.file_name}"
-
-    # FullyShardedDataParallel (FSDP1) settings, as upstream's FSDP1 tests check them.
-    def _check_cpu_offload(self, fsdp_model: Any, cpu_offload: Any) -> None:
-        self.assertEqual(cpu_offload, fsdp_model.cpu_offload)
-
-    def _check_backward_prefetch(self, fsdp_model: Any, backward_prefetch: Any) -> None:
-        self.assertEqual(backward_prefetch, fsdp_model.backward_prefetch)
-
-    def _check_forward_prefetch(self, fsdp_model: Any, forward_prefetch: Any) -> None:
-        self.assertEqual(forward_prefetch, fsdp_model.forward_prefetch)
 
     # -- in each rank ------------------------------------------------------------------------
 

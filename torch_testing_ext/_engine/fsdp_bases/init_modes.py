@@ -1,5 +1,5 @@
 """How a test model is built: wrapped with FSDP or not, moved to the device before or after;
-the device type and process-group backend FSDP tests run on."""
+the device type, device count and process-group backend FSDP tests run on."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from ... import devices
 
-__all__ = ["FSDPInitMode", "DEVICEInitMode", "get_devtype", "DISTRIBUTED_BACKEND"]
+__all__ = ["FSDPInitMode", "DEVICEInitMode", "get_devtype", "DISTRIBUTED_BACKEND", "DEVICE_TYPE", "DEVICE_COUNT"]
 
 __unittest = True
 
@@ -37,3 +37,9 @@ def get_devtype() -> torch.device:
 # The backend of the device type FSDP tests run on: nccl on CUDA, xccl on XPU, hccl on HPU,
 # gloo on the CPU.
 DISTRIBUTED_BACKEND: str = devices.default_backend()
+
+# The device type FSDP tests run on and how many of it there are: the accelerator's (but
+# MPS, which gloo cannot carry), else "cpu" and 1.
+_ACCELERATOR = devices.accelerator_type()
+DEVICE_TYPE: str = "cpu" if _ACCELERATOR in (None, "mps") else str(_ACCELERATOR)
+DEVICE_COUNT: int = 1 if DEVICE_TYPE == "cpu" else devices.device_count()

@@ -11,5 +11,6 @@
 - ``leak_check``: what a test may leave behind in a kept rank, found and named;
 - ``mesh_groups``: the groups of device meshes destroyed after a test once no mesh holds them;
 - ``subgroup_cleanup``: the subgroups a test makes (device meshes) destroyed after it, for
-  the DTensor and FSDP kept-rank bases.
+  the DTensor and FSDP kept-rank bases;
+- ``torchcomms_test_case``: ``C10dTorchCommsTestBase``, kept ranks on torchcomms communicators.
 """

@@ -14,13 +14,16 @@ Example::
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import unittest
 from typing import Any
 
 from .._torch_private import torchcomms_process_group
 
-__all__ = ["setup_torchcomms_pg", "TORCHCOMMS_MISSING"]
+__all__ = ["setup_torchcomms_pg", "TORCHCOMMS_MISSING", "torchcomms_backends_built", "TORCHCOMM_HAS_GLOO",
+           "TORCHCOMM_HAS_XCCL", "TORCHCOMM_HAS_NCCL", "TORCHCOMM_HAS_RCCL", "TORCHCOMM_HAS_NCCLX",
+           "TORCHCOMM_HAS_RCCLX"]
 
 TORCHCOMMS_MISSING = "setup_torchcomms_pg needs torchcomms, which is not installed (pip install torchcomms)"
 
@@ -30,6 +33,26 @@ def _torchcomms() -> Any:
         return importlib.import_module("torchcomms")
     except ImportError:
         raise unittest.SkipTest(TORCHCOMMS_MISSING) from None
+
+
+def torchcomms_backends_built() -> frozenset[str]:
+    """The torchcomms backends built into the installed torchcomms (``"gloo"``, ``"nccl"``,
+    ``"ncclx"``, ``"rccl"``, ``"rcclx"``, ``"xccl"``); empty when torchcomms is not installed."""
+    if importlib.util.find_spec("torchcomms") is None:
+        return frozenset()
+    torchcomms = importlib.import_module("torchcomms")
+    names = ("gloo", "xccl", "nccl", "rccl", "ncclx", "rcclx")
+    return frozenset(name for name in names if torchcomms.is_backend_built(name))
+
+
+# Whether torchcomms is installed with each backend built, read once at import, as upstream's flags.
+_BUILT = torchcomms_backends_built()
+TORCHCOMM_HAS_GLOO: bool = "gloo" in _BUILT
+TORCHCOMM_HAS_XCCL: bool = "xccl" in _BUILT
+TORCHCOMM_HAS_NCCL: bool = "nccl" in _BUILT
+TORCHCOMM_HAS_RCCL: bool = "rccl" in _BUILT
+TORCHCOMM_HAS_NCCLX: bool = "ncclx" in _BUILT
+TORCHCOMM_HAS_RCCLX: bool = "rcclx" in _BUILT
 
 
 def setup_torchcomms_pg(backend: str, rank: int, world_size: int, device: Any, store_path: str,

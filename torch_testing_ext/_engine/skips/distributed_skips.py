@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -37,10 +38,16 @@ __all__ = [
     "skip_if_rocm_multiprocess",
     "skip_if_rocm_arch_multiprocess",
     "skip_if_rocm_ver_lessthan_multiprocess",
+    "skip_if_rocm_ver_atleast_multiprocess",
     "HAS_ACCELERATOR",
+    "ACCELERATOR_DIST_BACKENDS",
     "PLATFORM_SUPPORTS_SYMM_MEM",
+    "evaluate_platform_supports_symm_mem",
+    "has_efa",
     "skip_if_win32",
     "requires_ucc",
+    "requires_xccl",
+    "requires_mpi",
     "requires_nccl_version",
     "requires_nccl_shrink",
     "requires_multicast_support",
@@ -49,7 +56,8 @@ __all__ = [
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
-ACCELERATOR_DIST_BACKENDS = ("nccl", "xccl", "hccl")
+# The process-group backends of accelerators (a list, as upstream's).
+ACCELERATOR_DIST_BACKENDS = ["nccl", "xccl", "hccl"]
 
 
 def skip_if_lt_x_gpu(x: int, allow_cpu: bool = False) -> Callable[[_F], _F]:
@@ -205,12 +213,28 @@ def skip_if_rocm_ver_lessthan_multiprocess(version: tuple[int, ...] | None = Non
     return skip_when(too_old)
 
 
+def skip_if_rocm_ver_atleast_multiprocess(version: tuple[int, ...] | None = None) -> Callable[[_F], _F]:
+    """Skip a multi-process test on ROCm builds at ``version`` or newer (a known failure
+    there); other builds, and every build when ``version`` is None, run it."""
+
+    def too_new(_test: Any) -> str | None:
+        if not TEST_WITH_ROCM or version is None:
+            return None
+        found = devices.torch_rocm_version()
+        if found < tuple(version):
+            return None
+        return f"skip_if_rocm_ver_atleast_multiprocess: known failure on ROCm {found} (>= {tuple(version)})"
+
+    return skip_when(too_new)
+
+
 # A CUDA, HPU or XPU device is present (the accelerators with a distributed backend).
 HAS_ACCELERATOR: bool = devices.accelerator_type() in ("cuda", "hpu", "xpu")
 
 
-def _symmetric_memory_supported() -> bool:
-    """CUDA devices support symmetric memory; on ROCm, MI300 and MI350 (gfx942, gfx950) do."""
+def evaluate_platform_supports_symm_mem() -> bool:
+    """Whether this machine's devices support symmetric memory: CUDA devices do; on ROCm,
+    MI300 and MI350 (gfx942, gfx950) do; no other device does."""
     if devices.accelerator_type() != "cuda":
         return False
     if not TEST_WITH_ROCM:
@@ -220,7 +244,19 @@ def _symmetric_memory_supported() -> bool:
 
 
 # Asked when a test reads it (asking ROCm's architecture initialises the device).
-PLATFORM_SUPPORTS_SYMM_MEM = devices.LazyFlag(_symmetric_memory_supported)
+PLATFORM_SUPPORTS_SYMM_MEM = devices.LazyFlag(evaluate_platform_supports_symm_mem)
+
+
+@functools.cache
+def has_efa() -> bool:
+    """Whether the machine has AWS EFA network interfaces with libfabric's EFA provider
+    (``fi_info -p efa -t FI_EP_RDM`` exits 0); False where ``fi_info`` is not installed."""
+    try:
+        probe = subprocess.run(["fi_info", "-p", "efa", "-t", "FI_EP_RDM"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, check=False, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
 
 
 def skip_if_win32() -> Callable[[_F], _F]:
@@ -231,6 +267,16 @@ def skip_if_win32() -> Callable[[_F], _F]:
 def requires_ucc() -> Callable[[_F], _F]:
     """Skip unless torch was built with the UCC backend."""
     return skip_if(not devices.backend_available("ucc"), "c10d was not compiled with the UCC backend")
+
+
+def requires_xccl() -> Callable[[_F], _F]:
+    """Skip unless torch was built with the XCCL backend (Intel GPUs)."""
+    return skip_if(not devices.backend_available("xccl"), "c10d was not compiled with the XCCL backend")
+
+
+def requires_mpi() -> Callable[[_F], _F]:
+    """Skip unless torch was built with the MPI backend."""
+    return skip_if(not devices.backend_available("mpi"), "c10d was not compiled with the MPI backend")
 
 
 def _nccl_version() -> tuple[int, ...]:
