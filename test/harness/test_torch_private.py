@@ -267,6 +267,20 @@ class TestPrivateAccessContracts(TestCase):
                                                                  "torch/testing/_internal/no_such_suite.py")):
             private.shipped_suite_path("no_such_suite.py")
 
+    def test_dtensor_op_strategy(self):
+        from torch.distributed.tensor import DTensor
+
+        def strategy(op_schema):
+            raise AssertionError("not called here")
+
+        op = torch.ops.aten.sum.default
+        with contract("dtensor_op_strategy"):
+            propagator = DTensor._op_dispatcher.sharding_propagator
+            before = (propagator.op_strategy_funcs.get(op), propagator.op_to_schema_info.get(op))
+            with private.dtensor_op_strategy(op, strategy):
+                self.assertIs(propagator.op_strategy_funcs[op], strategy)
+            self.assertEqual((propagator.op_strategy_funcs.get(op), propagator.op_to_schema_info.get(op)), before)
+
     def test_harness_refuses_dotted_test_names(self):
         # What torch's own harness does with a name_fn giving "x2.5", in a process of its own
         # (importing it changes torch's global state).

@@ -64,6 +64,7 @@ __all__ = [
     "made_by_device_mesh",
     "device_mesh_group_names",
     "clear_dtensor_caches",
+    "dtensor_op_strategy",
     "fsdp_param_group_module",
     "fsdp_param_group_class",
     "fsdp_post_backward_function_class",
@@ -584,6 +585,36 @@ def clear_dtensor_caches() -> None:
     _redistribute._gen_transform_infos.cache_clear()
     _redistribute.clear_redistribute_planner_cache()
     _collective_utils.MeshTopoInfo.build_from_mesh.cache_clear()
+
+
+@_private("DTensor._op_dispatcher.sharding_propagator (op_strategy_funcs, op_to_schema_info), "
+          "torch.distributed.tensor._ops.utils.register_op_strategy, "
+          "torch.distributed.tensor.debug._clear_sharding_prop_cache")
+@contextlib.contextmanager
+def dtensor_op_strategy(op_overload: Any, strategy_func: Callable[..., Any],
+                        schema_info: Any = None) -> Iterator[None]:
+    """Inside the block, DTensor shards ``op_overload`` with ``strategy_func`` (registered as
+    ``register_op_strategy`` registers one, with ``schema_info``); after it, the strategy and
+    schema info the op had before (or none). The sharding cache is emptied on entering (else a
+    decision cached before the block would bypass the new rule; upstream empties it only on
+    leaving) and on leaving. An op that also has a single-dimension rule is sharded by that."""
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor._ops.utils import register_op_strategy
+    from torch.distributed.tensor.debug import _clear_sharding_prop_cache
+
+    propagator = DTensor._op_dispatcher.sharding_propagator
+    tables: tuple[dict[Any, Any], ...] = (propagator.op_strategy_funcs, propagator.op_to_schema_info)
+    before = [table.pop(op_overload, None) for table in tables]
+    _clear_sharding_prop_cache()
+    try:
+        register_op_strategy(op_overload, schema_info=schema_info)(strategy_func)
+        yield
+    finally:
+        for table, old in zip(tables, before, strict=True):
+            table.pop(op_overload, None)
+            if old is not None:
+                table[op_overload] = old
+        _clear_sharding_prop_cache()
 
 
 # -- FSDP tests (fsdp_bases/) ---------------------------------------------------------------

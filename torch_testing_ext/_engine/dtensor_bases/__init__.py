@@ -9,5 +9,7 @@
 - ``local_tensor_cases``: the LocalTensor bases (every rank simulated in one process);
 - ``local_tensor_variants``: ``create_local_tensor_test_class``, ``map_local_for_rank``;
 - ``shard_order``: distributing and redistributing to a given shard order;
+- ``sharding_rules``: ``validate_sharding_rule_sample`` (forward, backward) and
+  ``op_strategy_context``, a sharding rule checked on one sample or swapped in for a block;
 - ``with_comms``: the decorator that runs a test method with the default group.
 """

@@ -32,6 +32,11 @@ from ..._engine.dtensor_bases.shard_order import (
     redistribute,
     shard_order_to_placement,
 )
+from ..._engine.dtensor_bases.sharding_rules import (
+    op_strategy_context,
+    validate_sharding_rule_sample,
+    validate_sharding_rule_sample_backward,
+)
 from ..._engine.dtensor_bases.with_comms import with_comms
 from ..._engine.fresh.multiprocess_test_case import MultiProcessTestCase
 from ..._engine.models.dtensor_models import (
@@ -66,6 +71,7 @@ __all__ = [
     "map_local_tensor_for_rank", "reduce_local_int",
     "redistribute", "patched_distribute_tensor", "make_full_tensor", "shard_order_to_placement",
     "generate_shard_orders",
+    "validate_sharding_rule_sample", "validate_sharding_rule_sample_backward", "op_strategy_context",
     # Upstream's module imports these from common_distributed, and tests import them from it.
     "MultiProcessTestCase", "TEST_SKIPS", "run_subtests", "skip_if_lt_x_gpu",
 ]
