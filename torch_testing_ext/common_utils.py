@@ -27,7 +27,7 @@ from ._engine.testcase.autograd_checks import (
 from ._engine.testcase.hw_classification import HardwareClassification, filter_by_hw_classification
 from ._engine.testcase.parametrize import decorateIf, instantiate_parametrized_tests, parametrize, subtest
 from ._engine.testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
-from ._engine.testcase.tensor_testcase import TestCase
+from ._engine.testcase.tensor_testcase import TestCase, current_seed
 from ._engine.testcase.testing_aids import (
     NoTest,
     check_leaked_tensors,
@@ -66,5 +66,15 @@ __all__ = [
     "gradgradcheck",
     "_assertGradAndGradgradChecks",
     "dtype2prec_DONTUSE",
+    "SEED",  # noqa: F405  # defined by the module __getattr__ below, read when asked
     *platform_skips.__all__,
 ]
+
+
+def __getattr__(name: str) -> int:
+    """``SEED``: the seed every ``TestCase.setUp`` starts the random generators from (1234, or
+    ``run_tests``' ``--seed N``), read when asked, so ``common_utils.SEED`` in a test body sees
+    the seed of the run."""
+    if name == "SEED":
+        return current_seed()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
