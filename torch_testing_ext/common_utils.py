@@ -8,6 +8,8 @@ import. Definitions live in ``_engine/testcase/`` (TestCase, parametrize, tempor
 
 from __future__ import annotations
 
+import contextlib
+
 from ._engine.process_groups.ports import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
@@ -37,6 +39,12 @@ from ._engine.testcase.testing_aids import (
     suppress_warnings,
     wrapSwapTensorsTest,
 )
+
+# As upstream's common_utils does, importing this module imports pytest when it is installed:
+# libraries tell a pytest run by "pytest" in sys.modules (spmd_types words its errors by it), so
+# a test written on upstream's harness has always run with it imported, under pytest or not.
+with contextlib.suppress(ImportError):
+    import pytest  # noqa: F401
 
 __all__ = [
     "TestCase",

@@ -469,3 +469,12 @@ class TestDownstreamFlags(TestCase):
         self.assertIsInstance(common_utils.TEST_ACL, bool)
         if not torch.backends.mkldnn.is_acl_available():
             self.assertFalse(common_utils.TEST_ACL)
+
+    def test_importing_it_imports_pytest_as_upstreams_does(self):
+        code = "import sys, torch_testing_ext.common_utils; print('pytest' in sys.modules)"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.stdout.strip(), "True", done.stderr)
+        code = ("import sys; sys.modules['pytest'] = None\n"  # not installed: the import still works
+                "import torch_testing_ext.common_utils; print(sys.modules['pytest'])")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.stdout.strip(), "None", done.stderr)
