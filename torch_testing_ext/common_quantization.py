@@ -2,7 +2,7 @@
 
 The part of upstream's module that downstream projects' tests use (torchao's PT2E quantization
 tests): ``QuantizationTestCase`` (its sample data and graph-node checks), ``NodeSpec``,
-``TestHelperModules`` (the models those tests use), the quantized-engine, Dynamo, Inductor and
+``TestHelperModules`` and the module-level models (those the tests use), the quantized-engine, Dynamo, Inductor and
 torchvision skips, and ``override_quantized_engine``. Definitions live in
 ``_engine/testcase/quantization_case.py``, ``_engine/models/quantization_models.py`` and
 ``_engine/skips/quantization_skips.py``.
@@ -10,7 +10,16 @@ torchvision skips, and ``override_quantized_engine``. Definitions live in
 
 from __future__ import annotations
 
-from ._engine.models.quantization_models import TestHelperModules
+from ._engine.models.quantization_models import (
+    ConvBnReLUModel,
+    ConvModel,
+    FunctionalLinear,
+    LinearAddModel,
+    ManualEmbeddingBagLinear,
+    SingleLayerLinearModel,
+    TestHelperModules,
+    TwoLayerLinearModel,
+)
 from ._engine.skips.quantization_skips import (
     HAS_TORCHVISION,
     skip_if_no_torchvision,
@@ -28,6 +37,13 @@ __all__ = [
     "QuantizationTestCase",
     "NodeSpec",
     "TestHelperModules",
+    "SingleLayerLinearModel",
+    "TwoLayerLinearModel",
+    "LinearAddModel",
+    "ConvModel",
+    "ConvBnReLUModel",
+    "FunctionalLinear",
+    "ManualEmbeddingBagLinear",
     "override_quantized_engine",
     "skipIfNoFBGEMM",
     "skipIfNoQNNPACK",

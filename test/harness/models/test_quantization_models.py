@@ -4,6 +4,7 @@ graph holds, in order (what quantization tests count), as upstream's models give
 
 import torch
 
+from torch_testing_ext import common_quantization as Q
 from torch_testing_ext.common_quantization import TestHelperModules
 from torch_testing_ext.common_utils import TestCase
 
@@ -75,3 +76,38 @@ class TestHelperModelsTest(TestCase):
         xs, _, _, y = inputs
         expected = torch.stack([torch.sin(torch.cos(row) + torch.cos(torch.mm(y, y))) for row in xs])
         self.assertEqual(model(*inputs), expected)
+
+
+class TestModuleLevelModels(TestCase):
+    def test_layers_outputs_and_qconfigs(self):
+        rows = [
+            ("SingleLayerLinearModel", {"fc1.weight": (5, 5), "fc1.bias": (5,)}, (1, 5)),
+            ("TwoLayerLinearModel", {"fc1.weight": (8, 5), "fc1.bias": (8,), "fc2.weight": (5, 8),
+                                     "fc2.bias": (5,)}, (1, 5)),
+            ("LinearAddModel", {"fc1.weight": (8, 5), "fc1.bias": (8,), "fc2.weight": (5, 8),
+                                "fc2.bias": (5,)}, (1, 5)),
+            ("ConvModel", {"conv.weight": (5, 3, 3, 3)}, (1, 5, 3, 3)),
+            ("ConvBnReLUModel", {"conv.weight": (5, 3, 3, 3), "bn.weight": (5,), "bn.bias": (5,),
+                                 "bn.running_mean": (5,), "bn.running_var": (5,), "bn.num_batches_tracked": ()},
+                                (1, 5, 3, 3)),
+            ("FunctionalLinear", {}, (1, 5)),
+        ]
+        for name, shapes, produced in rows:
+            with self.subTest(name):
+                model = getattr(Q, name)().eval()
+                self.assertEqual({k: tuple(v.shape) for k, v in model.state_dict().items()}, shapes)
+                self.assertEqual(tuple(model(*model.get_example_inputs()).shape), produced)
+        model = Q.LinearAddModel()
+        x = torch.rand(1, 5)
+        self.assertEqual(model(x), model.fc2(model.fc1(x) + 5))
+        functional = Q.FunctionalLinear()
+        self.assertEqual(functional.bias, torch.zeros(5))
+        self.assertTrue(Q.ConvBnReLUModel().relu.inplace)
+
+    def test_manual_embedding_bag_linear(self):
+        model = Q.ManualEmbeddingBagLinear()
+        self.assertEqual([n for n, _ in model.named_children()], ["emb", "quant", "dequant", "linear"])
+        self.assertEqual(model.emb.mode, "sum")
+        self.assertIsNotNone(model.emb.qconfig)
+        self.assertIsNotNone(model.qconfig)
+        self.assertEqual(tuple(model(torch.tensor([1, 2, 3, 4]), torch.tensor([0, 2])).shape), (2, 1))

@@ -1,4 +1,4 @@
-"""``TestHelperModules``: the small models quantization tests quantize and check graphs of.
+"""``TestHelperModules`` and module-level models: the small models quantization tests quantize.
 
 Each is the model of the same name in upstream's ``common_quantization.TestHelperModules``:
 the same layers under the same attribute names, the same operations in the same order, since
@@ -11,10 +11,21 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from functorch.experimental import control_flow  # type: ignore[import-untyped]  # torch ships no stubs for it
 from torch import Tensor, nn
+from torch.ao.quantization import DeQuantStub, QuantStub, default_embedding_qat_qconfig, get_default_qat_qconfig
 
-__all__ = ["TestHelperModules"]
+__all__ = [
+    "TestHelperModules",
+    "SingleLayerLinearModel",
+    "TwoLayerLinearModel",
+    "LinearAddModel",
+    "ConvModel",
+    "ConvBnReLUModel",
+    "FunctionalLinear",
+    "ManualEmbeddingBagLinear",
+]
 
 
 def _bn_or_identity(enabled: bool, dim: int) -> nn.Module:
@@ -269,3 +280,102 @@ class TestHelperModules:
     EmbeddingConvLinearModule = _EmbeddingConvLinearModule
     ConvBnReLU2dAndLinearReLU = _ConvBnReLU2dAndLinearReLU
     GroupwiseConv2d = _GroupwiseConv2d
+
+
+# -- upstream's module-level models (eager-mode quantization tests); each takes a (1, 5) or
+# (1, 3, 5, 5) input, as its get_example_inputs gives.
+
+class SingleLayerLinearModel(nn.Module):
+    """One linear layer 5 -> 5 (``fc1``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(5, 5).to(dtype=torch.float)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc1(x)
+
+    def get_example_inputs(self) -> tuple[Any, ...]:
+        return (torch.rand(1, 5),)
+
+
+class TwoLayerLinearModel(nn.Module):
+    """Linear 5 -> 8 (``fc1``), linear 8 -> 5 (``fc2``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(5, 8).to(dtype=torch.float)
+        self.fc2 = nn.Linear(8, 5).to(dtype=torch.float)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc2(self.fc1(x))
+
+    def get_example_inputs(self) -> tuple[Any, ...]:
+        return (torch.rand(1, 5),)
+
+
+class LinearAddModel(TwoLayerLinearModel):
+    """As ``TwoLayerLinearModel``, with 5 added between the layers (``torch.add``)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc2(torch.add(self.fc1(x), 5))
+
+
+class ConvModel(nn.Module):
+    """A 3x3 convolution 3 -> 5 channels without bias."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 5, 3, bias=False).to(dtype=torch.float)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.conv(x)
+
+    def get_example_inputs(self) -> tuple[Any, ...]:
+        return (torch.rand(1, 3, 5, 5),)
+
+
+class ConvBnReLUModel(ConvModel):
+    """``ConvModel``'s convolution, a batch norm over its 5 channels and an in-place relu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm2d(5).to(dtype=torch.float)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.relu(self.bn(self.conv(x)))
+
+
+class FunctionalLinear(nn.Module):
+    """``F.linear`` with a random 5x5 weight and a zero bias held as plain tensor attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.rand((5, 5))
+        self.bias = torch.zeros(5)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.linear(x, self.weight, self.bias)
+
+    def get_example_inputs(self) -> tuple[Any, ...]:
+        return (torch.rand(1, 5),)
+
+
+class ManualEmbeddingBagLinear(nn.Module):
+    """A summing embedding bag (10 rows of 12, with the embedding QAT qconfig), quantized, a
+    linear 12 -> 1, dequantized; the model's qconfig is QNNPACK's default QAT one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.EmbeddingBag(num_embeddings=10, embedding_dim=12, mode="sum")
+        self.emb.qconfig = default_embedding_qat_qconfig  # type: ignore[assignment]  # eager quantization reads it
+        self.quant = QuantStub()
+        self.dequant = DeQuantStub()
+        self.linear = nn.Linear(12, 1).to(dtype=torch.float)
+        self.qconfig = get_default_qat_qconfig("qnnpack")
+
+    def forward(self, input: Tensor, offsets: Tensor | None = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
+        bagged = self.emb(input, offsets, per_sample_weights)
+        return self.dequant(self.linear(self.quant(bagged)))
