@@ -20,6 +20,15 @@ the distributed suites (a fresh ``TEMP_DIR`` with ``barrier/`` and ``test_dir/``
     python benchmarks/side_by_side.py /tmp/upstream/test_distributed_spawn.py \
         --env BACKEND=gloo --env WORLD_SIZE=2 --dist-temp-dir
 
+A downstream project's test helpers often live in its installed package and import
+``torch.testing._internal`` too (``torchao.testing``, ``spmd_types._test_utils``). ``--package DIR``
+(an installed package's directory, repeatable) copies that package beside the files on each
+side, where it comes first on the path; the ours side's copy is migrated with the files, as a
+project migrating its tests migrates its helpers::
+
+    python benchmarks/side_by_side.py /tmp/torchao/test/test_ops.py \
+        --package /tmp/venv/lib/python3.11/site-packages/torchao
+
 Exit status: 0 when every file ended the same way on both, 1 otherwise, 2 on bad arguments.
 ``benchmarks/ledger_side_by_side.py`` runs the same copies on our harness only, with the
 collective ledger on and off, and compares each test's outcome from JUnit XML.
@@ -111,10 +120,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the copies and the logs")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="set NAME=VALUE for both sides' runs (repeatable)")
+    parser.add_argument("--package", action="append", default=[], type=Path, metavar="DIR",
+                        help="copy this package beside the files on each side, migrated on ours (repeatable)")
     parser.add_argument("--dist-temp-dir", action="store_true",
                         help="give every run a fresh TEMP_DIR (barrier/, test_dir/) and INIT_METHOD in it")
     args = parser.parse_args(argv)
     check_files(parser, args.files)
+    for package in args.package:
+        if not (package / "__init__.py").is_file():
+            parser.error(f"--package {package}: not a package directory")
     args.env = dict(check_env(parser, item) for item in args.env)
     return args
 
@@ -145,18 +159,30 @@ def check_files(parser: argparse.ArgumentParser, files: Sequence[Path]) -> None:
         parser.error("two files share a name")
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="side_by_side-"))
+def prepare_sides(work: Path, files: Sequence[Path], packages: Sequence[Path]) -> dict[str, Path] | None:
+    """``work/upstream`` and ``work/ours``, each with a copy of ``files`` and of ``packages``
+    (without ``__pycache__``), the ours copy migrated; None (and a line on stderr) if the
+    migration failed."""
     sides = {"upstream": work / "upstream", "ours": work / "ours"}
     for directory in sides.values():
         directory.mkdir()
-        for path in args.files:
+        for path in files:
             shutil.copy(path, directory / path.name)
+        for package in packages:
+            shutil.copytree(package, directory / package.name, ignore=shutil.ignore_patterns("__pycache__"))
     migrated = subprocess.run([sys.executable, "-m", "torch_testing_ext.migrate", str(sides["ours"])],
                               capture_output=True, text=True)
     if migrated.returncode:
         print(f"side_by_side.py: migrate failed: {migrated.stdout}{migrated.stderr}", file=sys.stderr)
+        return None
+    return sides
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="side_by_side-"))
+    sides = prepare_sides(work, args.files, args.package)
+    if sides is None:
         return 1
     rows, differences = [], []
     total = {side: 0.0 for side in sides}

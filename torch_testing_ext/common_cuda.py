@@ -17,6 +17,7 @@ __all__ = [
     "PLATFORM_SUPPORTS_CUDNN_ATTENTION",
     "PLATFORM_SUPPORTS_FUSED_ATTENTION",
     "PLATFORM_SUPPORTS_FP8",
+    "PLATFORM_SUPPORTS_FP8_SPARSE",
     "SM53OrLater",
     "SM60OrLater",
     "SM70OrLater",
@@ -82,6 +83,23 @@ def _fp8_supported() -> bool:
 
 
 PLATFORM_SUPPORTS_FP8 = devices.LazyFlag(_fp8_supported)
+
+
+def _fp8_sparse_supported() -> bool:
+    """2:4-sparse float8 matmuls: on ROCm an MI350-class device (gfx950); on CUDA sm89 or newer
+    with cuSPARSELt 0.6.2 or newer. False without CUDA."""
+    if not TEST_CUDA:
+        return False
+    if _ROCM:
+        return "gfx950" in (devices.rocm_arch_name() or "")
+    import torch
+
+    cusparselt = torch.backends.cusparselt
+    return (devices.cuda_capability_at_least(8, 9) and cusparselt.is_available()
+            and (cusparselt.version() or 0) >= 602)
+
+
+PLATFORM_SUPPORTS_FP8_SPARSE = devices.LazyFlag(_fp8_sparse_supported)
 
 
 def _get_torch_cuda_version() -> tuple[int, ...]:

@@ -8,6 +8,8 @@ import. Definitions live in ``_engine/testcase/`` (TestCase, parametrize, tempor
 
 from __future__ import annotations
 
+import contextlib
+
 from ._engine.process_groups.ports import (
     ADDRESS_IN_USE,
     CONNECT_TIMEOUT,
@@ -33,7 +35,7 @@ from ._engine.testcase.parametrize import (
     validate_test_name,
 )
 from ._engine.testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
-from ._engine.testcase.tensor_testcase import TestCase
+from ._engine.testcase.tensor_testcase import TestCase, current_seed
 from ._engine.testcase.testing_aids import (
     DeterministicGuard,
     NoTest,
@@ -44,6 +46,12 @@ from ._engine.testcase.testing_aids import (
     suppress_warnings,
     wrapSwapTensorsTest,
 )
+
+# As upstream's common_utils does, importing this module imports pytest when it is installed:
+# libraries tell a pytest run by "pytest" in sys.modules (spmd_types words its errors by it), so
+# a test written on upstream's harness has always run with it imported, under pytest or not.
+with contextlib.suppress(ImportError):
+    import pytest  # noqa: F401
 
 __all__ = [
     "TestCase",
@@ -75,5 +83,15 @@ __all__ = [
     "gradgradcheck",
     "_assertGradAndGradgradChecks",
     "dtype2prec_DONTUSE",
+    "SEED",  # noqa: F405  # defined by the module __getattr__ below, read when asked
     *platform_skips.__all__,
 ]
+
+
+def __getattr__(name: str) -> int:
+    """``SEED``: the seed every ``TestCase.setUp`` starts the random generators from (1234, or
+    ``run_tests``' ``--seed N``), read when asked, so ``common_utils.SEED`` in a test body sees
+    the seed of the run."""
+    if name == "SEED":
+        return current_seed()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

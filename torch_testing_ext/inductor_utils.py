@@ -17,6 +17,7 @@ from ._engine.skips.inductor_skips import (
     requires_inductor_backend,
     requires_triton,
 )
+from ._engine.testcase.inductor_checks import _check_has_dynamic_shape, clone_preserve_strides_offset
 
 __all__ = [
     "HAS_GPU",
@@ -29,6 +30,8 @@ __all__ = [
     "requires_triton",
     "skipCUDAIf",
     "IS_A100",
+    "_check_has_dynamic_shape",
+    "clone_preserve_strides_offset",
 ]
 
 # A GPU that Inductor can generate Triton kernels for.

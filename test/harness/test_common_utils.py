@@ -444,3 +444,37 @@ class TestHardwareClassification(TestCase):
     def test_filter_refuses_names(self):
         with self.assertRaisesRegex(TypeError, "HardwareClassification members"):
             filter_by_hw_classification([], {"CPU"})
+
+
+class TestDownstreamFlags(TestCase):
+    """``SEED``, ``IS_X86`` and ``TEST_ACL``, read by downstream projects' tests."""
+
+    def test_seed_is_the_seed_of_the_run(self):
+        from torch_testing_ext._engine.testcase import tensor_testcase
+
+        self.assertEqual(common_utils.SEED, 1234)
+        self.assertIn("SEED", common_utils.__all__)
+        try:
+            tensor_testcase.set_default_seed(7)  # what run_tests --seed 7 does
+            self.assertEqual(common_utils.SEED, 7)
+        finally:
+            tensor_testcase.set_default_seed(tensor_testcase.DEFAULT_SEED)
+        with self.assertRaises(AttributeError):
+            common_utils.NOT_A_NAME  # noqa: B018
+
+    def test_is_x86_and_test_acl(self):
+        import platform
+
+        self.assertIs(common_utils.IS_X86, platform.machine() in ("x86_64", "i386"))
+        self.assertIsInstance(common_utils.TEST_ACL, bool)
+        if not torch.backends.mkldnn.is_acl_available():
+            self.assertFalse(common_utils.TEST_ACL)
+
+    def test_importing_it_imports_pytest_as_upstreams_does(self):
+        code = "import sys, torch_testing_ext.common_utils; print('pytest' in sys.modules)"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.stdout.strip(), "True", done.stderr)
+        code = ("import sys; sys.modules['pytest'] = None\n"  # not installed: the import still works
+                "import torch_testing_ext.common_utils; print(sys.modules['pytest'])")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        self.assertEqual(done.stdout.strip(), "None", done.stderr)

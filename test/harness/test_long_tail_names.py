@@ -710,6 +710,25 @@ class TestCudaFlags(TestCase):
         if devices.accelerator_type() != "cuda":
             self.assertIs(bool(common_cuda.PLATFORM_SUPPORTS_FP8), True)
 
+    def test_fp8_sparse_support(self):
+        # (CUDA, ROCm build, capability, device 0's arch, cuSPARSELt available, its version, expected)
+        rows = [(False, False, None, None, True, 602, False),
+                (True, False, (8, 6), None, True, 602, False), (True, False, (8, 9), None, True, 602, True),
+                (True, False, (9, 0), None, True, 601, False), (True, False, (9, 0), None, False, None, False),
+                (True, False, (10, 0), None, True, 700, True),
+                (True, True, None, "gfx950:sramecc+", False, None, True),
+                (True, True, None, "gfx942", True, 602, False)]
+        for cuda, rocm, capability, arch, available, version, expected in rows:
+            with self.subTest(cuda=cuda, rocm=rocm, capability=capability, arch=arch, version=version), \
+                    mock.patch.object(common_cuda, "TEST_CUDA", cuda), mock.patch.object(common_cuda, "_ROCM", rocm), \
+                    mock.patch.object(devices, "cuda_capability", lambda c=capability: c), \
+                    mock.patch.object(devices, "rocm_arch_name", lambda a=arch: a), \
+                    mock.patch.object(torch.backends.cusparselt, "is_available", lambda a=available: a), \
+                    mock.patch.object(torch.backends.cusparselt, "version", lambda v=version: v):
+                self.assertIs(common_cuda._fp8_sparse_supported(), expected)
+        if devices.accelerator_type() != "cuda":
+            self.assertIs(bool(common_cuda.PLATFORM_SUPPORTS_FP8_SPARSE), False)
+
     def test_this_machine(self):
         capability = devices.cuda_capability()
         self.assertEqual(common_cuda.SM80OrLater, capability is not None and capability >= (8, 0))

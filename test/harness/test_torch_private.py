@@ -1093,6 +1093,26 @@ class TestPrivateAccessContracts(TestCase):
             finally:
                 dist.destroy_process_group()
 
+    def test_mkldnn_bf16_supported(self):
+        with contract("mkldnn_bf16_supported"):
+            supported = private.mkldnn_bf16_supported()
+            self.assertIsInstance(supported, bool)
+            if not torch.backends.mkldnn.is_available():
+                self.assertFalse(supported)
+
+    def test_dynamo_supported(self):
+        with contract("dynamo_supported"):
+            supported = private.dynamo_supported()
+            self.assertIsInstance(supported, bool)
+            if sys.platform == "linux":  # and a Python this torch supports, as here
+                self.assertTrue(supported)
+
+    def test_inductor_supported(self):
+        with contract("inductor_supported"):
+            supported = private.inductor_supported()
+            self.assertIsInstance(supported, bool)
+            self.assertLessEqual(supported, private.dynamo_supported())  # never without Dynamo
+
 def _private_uses(source):
     """``line: what`` for each private torch/CPython name that ``source`` uses."""
     tree = ast.parse(source)

@@ -102,6 +102,9 @@ __all__ = [
     "group_ranks_by_name",
     "never_compile_frames",
     "harness_refuses_dotted_test_names",
+    "mkldnn_bf16_supported",
+    "dynamo_supported",
+    "inductor_supported",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -1030,3 +1033,27 @@ def group_ranks_by_name(name: str) -> tuple[int, ...]:
     from torch.distributed.distributed_c10d import _resolve_process_group
 
     return tuple(dist.get_process_group_ranks(_resolve_process_group(name)))  # type: ignore[arg-type]  # GroupName is a str
+
+
+@_private("torch.ops.mkldnn._is_mkldnn_bf16_supported()")
+def mkldnn_bf16_supported() -> bool:
+    """Whether oneDNN computes bfloat16 on this CPU (quantized bf16 tests need it)."""
+    import torch
+
+    return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+@_private("torch._dynamo.is_dynamo_supported()")
+def dynamo_supported() -> bool:
+    """Whether Dynamo runs on this platform and Python (it imports ``torch._dynamo``)."""
+    import torch._dynamo
+
+    return bool(torch._dynamo.is_dynamo_supported())
+
+
+@_private("torch._dynamo.is_inductor_supported()")
+def inductor_supported() -> bool:
+    """Whether Inductor runs on this platform and Python (it imports ``torch._dynamo``)."""
+    import torch._dynamo
+
+    return bool(torch._dynamo.is_inductor_supported())

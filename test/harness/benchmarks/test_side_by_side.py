@@ -84,6 +84,31 @@ class TestSideBySide(TestCase):
             self.assertTrue((root / "barrier").is_dir() and (root / "test_dir").is_dir())
             self.assertEqual(env, {"TEMP_DIR": str(root), "INIT_METHOD": f"file://{root}/init"})
 
+    def test_a_package_beside_the_files_migrated_on_ours_only(self):
+        upstream_import = "from torch.testing._internal.common_utils import TestCase\n"
+        with tempfile.TemporaryDirectory() as tmp:
+            package = pathlib.Path(tmp, "helpers")
+            (package / "__pycache__").mkdir(parents=True)
+            (package / "__init__.py").write_text(upstream_import)
+            (package / "__pycache__" / "stale.pyc").write_bytes(b"")
+            test_file = pathlib.Path(tmp, "test_x.py")
+            test_file.write_text("from helpers import TestCase\n")
+            args = side_by_side.parse_args([str(test_file), "--package", str(package)])
+            self.assertEqual(args.package, [package])
+            work = pathlib.Path(tmp, "work")
+            work.mkdir()
+            sides = side_by_side.prepare_sides(work, args.files, args.package)
+            self.assertEqual((sides["upstream"] / "helpers" / "__init__.py").read_text(), upstream_import)
+            self.assertEqual((sides["ours"] / "helpers" / "__init__.py").read_text(),
+                             "from torch_testing_ext.common_utils import TestCase\n")
+            self.assertFalse((sides["ours"] / "helpers" / "__pycache__").exists())
+            self.assertTrue((sides["ours"] / "test_x.py").is_file())
+            stderr = io.StringIO()
+            with contextlib.redirect_stderr(stderr), self.assertRaises(SystemExit) as exit_:
+                side_by_side.parse_args([str(test_file), "--package", tmp])
+            self.assertEqual(exit_.exception.code, 2)
+            self.assertIn("not a package directory", stderr.getvalue())
+
     def test_runs_from_a_checkout(self):
         done = subprocess.run([sys.executable, str(SCRIPT), "--help"], capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stderr)

@@ -12,6 +12,10 @@
 - ``fsdp2_models``: ``MLP``, ``MLPStack`` and ``DoubleLinear``, the ``fully_shard`` test models;
 - ``fsdp_skip_models``: ``SkipModel``, ``SkipModule`` and ``NestedLinear``;
 - ``megatron_model``: ``SimpleMegatronLM``, two linear layers for sharding-plan tests;
+- ``pruning_models``: ``common_pruning``'s models (``SimpleLinear``, ``Conv2dPool`` & co),
+  ``ImplementedSparsifier``, ``MockSparseLinear`` and ``rows_are_subset``;
+- ``quantization_models``: ``TestHelperModules``, the models quantization tests export and
+  count the nodes of, and upstream's module-level models (``ConvModel``, ``LinearAddModel``...);
 - ``sharded_models``: ``MyShardedModel1``/``MyShardedModel2``, modules holding sharded tensors;
 - ``state_dict_models``: ``FusionEmbedding`` and its hooked variants (state-dict keys renamed);
 - ``transformer_parallel``: ``Transformer.parallelize`` and the experts' parallel styles;

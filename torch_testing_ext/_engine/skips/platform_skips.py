@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import platform
 import sys
 import unittest
 from collections.abc import Callable
@@ -31,6 +32,8 @@ __all__ = [
     "IS_WINDOWS",
     "IS_MACOS",
     "IS_LINUX",
+    "IS_X86",
+    "TEST_ACL",
     "TEST_ACCELERATOR",
     "TEST_MULTIACCELERATOR",
     "TEST_CUDA_GRAPH",
@@ -92,6 +95,11 @@ TEST_HPU: bool = devices.accelerator_type() == "hpu"
 IS_WINDOWS: bool = sys.platform == "win32"
 IS_MACOS: bool = sys.platform == "darwin"
 IS_LINUX: bool = sys.platform == "linux"
+# The interpreter runs on a 32- or 64-bit x86 processor (as the machine name reports it).
+IS_X86: bool = platform.machine() in ("x86_64", "i386")
+# oneDNN is built with the Arm Compute Library (Arm CPUs): some quantized and inductor
+# kernels take other paths there, which tests expect to fail or skip.
+TEST_ACL: bool = torch.backends.mkldnn.is_available() and torch.backends.mkldnn.is_acl_available()
 # An accelerator (CUDA, XPU, HPU...) is present; two or more of its devices.
 TEST_ACCELERATOR: bool = devices.accelerator_type() is not None
 TEST_MULTIACCELERATOR: bool = TEST_ACCELERATOR and devices.device_count() > 1
