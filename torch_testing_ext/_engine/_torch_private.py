@@ -100,6 +100,9 @@ __all__ = [
     "torch_function_disabled",
     "group_ranks_by_name",
     "never_compile_frames",
+    "built_with_lapack",
+    "built_with_spectral",
+    "dsl_available",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -983,3 +986,30 @@ def group_ranks_by_name(name: str) -> tuple[int, ...]:
     from torch.distributed.distributed_c10d import _resolve_process_group
 
     return tuple(dist.get_process_group_ranks(_resolve_process_group(name)))  # type: ignore[arg-type]  # GroupName is a str
+
+
+@_private("torch._C.has_lapack (whether this torch was built with LAPACK)")
+def built_with_lapack() -> bool:
+    """Whether this torch was built with LAPACK (CPU linear algebra)."""
+    import torch
+
+    return bool(torch._C.has_lapack)
+
+
+@_private("torch._C.has_spectral (whether this torch was built with an FFT library)")
+def built_with_spectral() -> bool:
+    """Whether this torch was built with FFT support on the CPU."""
+    import torch
+
+    return bool(torch._C.has_spectral)
+
+
+@_private("torch._native.dsl_registry.dsl_registry.is_dsl_available (the native-kernel DSLs, Triton and CuTeDSL)")
+def dsl_available(name: str) -> bool:
+    """Whether the kernel DSL ``name`` (``"triton"``, ``"cutedsl"``) is available to torch's
+    native ops; False where this torch has no DSL registry."""
+    try:
+        from torch._native.dsl_registry import dsl_registry
+    except ImportError:
+        return False
+    return bool(dsl_registry.is_dsl_available(name))

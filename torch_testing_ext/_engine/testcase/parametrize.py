@@ -40,7 +40,8 @@ from typing import Any, TypeVar
 import torch
 
 __all__ = ["parametrize", "instantiate_parametrized_tests", "subtest", "decorateIf", "Variant",
-           "variants", "add_test", "value_name", "dtype_name"]
+           "variants", "variants_of", "parametrize_layers", "add_test", "GENERIC_QUALNAME_ATTR", "value_name",
+           "dtype_name"]
 
 __unittest = True
 
@@ -48,6 +49,7 @@ _T = TypeVar("_T", bound=type)
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 _PARAMS_ATTR = "__tte_parametrize__"
 _DECORATE_IF_ATTR = "__tte_decorate_if__"
+GENERIC_QUALNAME_ATTR = "__tte_generic_qualname__"
 
 
 class subtest:
@@ -154,16 +156,27 @@ def decorateIf(
     return mark
 
 
+def parametrize_layers(fn: Callable[..., Any]) -> list[list[Variant]]:
+    """The cases of each ``@parametrize`` on ``fn``, top decorator first."""
+    return list(getattr(fn, _PARAMS_ATTR, []))
+
+
 def variants(fn: Callable[..., Any]) -> list[Variant]:
     """Every combination of ``fn``'s ``@parametrize`` values (one empty variant if none), named
     top decorator first."""
+    return variants_of(getattr(fn, _PARAMS_ATTR, []), fn.__name__)
+
+
+def variants_of(layers: Sequence[Sequence[Variant]], test_name: str) -> list[Variant]:
+    """:func:`variants` of the ``@parametrize`` layers ``layers`` (top first) of test
+    ``test_name``."""
     combos = []
-    for combo in itertools.product(*getattr(fn, _PARAMS_ATTR, [])):
+    for combo in itertools.product(*layers):
         kwargs: dict[str, Any] = {}
         for part in combo:
             twice = kwargs.keys() & part.kwargs.keys()
             if twice:
-                raise RuntimeError(f"{fn.__name__}: parameters {sorted(twice)} are parametrized by more than "
+                raise RuntimeError(f"{test_name}: parameters {sorted(twice)} are parametrized by more than "
                                    "one @parametrize")
             kwargs.update(part.kwargs)
         combos.append(Variant(_join_names(part.suffix for part in combo), kwargs,
@@ -202,6 +215,9 @@ def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, A
     # named after the parameters).
     del test.__wrapped__
     _strip_markers(test)
+    # The generic test's name, as upstream's instantiated tests keep it (they are its wraps):
+    # a sample input iterator seeds from it (see tracked_inputs.TrackedInputIter).
+    test.__dict__.setdefault(GENERIC_QUALNAME_ATTR, body.__qualname__)
     test.__name__ = name
     test.__qualname__ = f"{cls.__qualname__}.{name}"
     setattr(cls, name, test)
