@@ -1,6 +1,8 @@
 """Test ids are upstream's: the same class definitions (``fixtures/id_cases.py``: parametrize
 over many kinds of values, subtest names, name_fn, stacked parametrize and decorateIf,
-instantiate_parametrized_tests, instantiate_device_type_tests with dtypes and parametrize)
+instantiate_parametrized_tests, instantiate_device_type_tests with dtypes and parametrize, ``ops``
+over real ``op_db`` entries with every ``OpDTypes`` choice, ``allowed_dtypes``, ``@parametrize``
+above and below it, and ``DecorateInfo`` skips and expected failures)
 generate the same test ids on our harness as on the installed torch's
 ``torch.testing._internal``, which runs in a process of its own (importing it changes torch's
 global state)."""
@@ -43,6 +45,9 @@ class TestIdsMatchUpstream(TestCase):
         self.assertIn("TestX.test_x_op0_reduce_op_max", self.upstream["issue_example"])
         self.assertIn("TestX.test_x_float32", self.upstream["dtypes_as_values"])
         self.assertIn("TestFooCPU.test_reduce_op0_reduce_op_max_cpu_float32", self.upstream["device_parametrize"])
+        self.assertIn("TestOpsCPU.test_x_nn_functional_conv2d_cpu_float32", self.upstream["ops_supported_dtypes"])
+        self.assertIn("TestOpsCPU.test_x_add_cpu_int64:skip", self.upstream["ops_decorate_info"])
+        self.assertIn("TestOpsCPU.test_x_n_1_add_flag_True_cpu_float32", self.upstream["ops_with_parametrize"])
 
     def test_ids_are_upstreams(self):
         differ = [name for name in id_cases.CASES if self.ours[name] != self.upstream[name]]

@@ -1,0 +1,9 @@
+"""Named as in ``torch.testing._internal.common_dtype``: the installed torch's own module, loaded
+with its harness imports bound to this package (none of its code is in this package; see
+``_engine/distributed_bases/shipped_suites.py``). Dtype lists and helpers (``floating_types``,
+``all_types_and``, ...) that OpInfos name their dtypes with. (A bare ``import torch`` also
+imports torch's own copy, for ``torch._refs``; this one is the package's, as every other face.)"""
+
+from ._engine.distributed_bases.shipped_suites import load_shipped_module
+
+load_shipped_module(globals(), "common_dtype.py")

@@ -1,0 +1,8 @@
+"""Named as in ``torch.testing._internal.opinfo.utils``: the installed torch's own module, loaded
+with its harness imports bound to this package (none of its code is in this package; see
+``_engine/distributed_bases/shipped_suites.py``). Dtype helpers of the OpInfos
+(``_dynamic_dispatch_dtypes``) and NumPy references."""
+
+from .._engine.distributed_bases.shipped_suites import load_shipped_module
+
+load_shipped_module(globals(), "opinfo/utils.py")
