@@ -3,6 +3,9 @@ loaded with its harness imports bound to this package (none of its code is in th
 ``_engine/distributed_bases/shipped_suites.py``). Quantization helpers (``_quantize``,
 ``override_quantized_engine``, ...) that sample inputs use."""
 
-from ._engine.distributed_bases.shipped_suites import load_shipped_module
+from ._engine.distributed_bases.shipped_suites import load_shipped_module as _load_shipped_module
 
-load_shipped_module(globals(), "common_quantized.py")
+__all__ = ["override_quantized_engine", "override_qengines", "supported_qengines", "qengine_is_fbgemm",
+           "qengine_is_qnnpack", "qengine_is_onednn"]
+
+_load_shipped_module(globals(), "common_quantized.py")

@@ -3,6 +3,9 @@ with its harness imports bound to this package (none of its code is in this pack
 ``_engine/distributed_bases/shipped_suites.py``). The ``PythonRefInfo`` kinds (OpInfos of
 ``torch._refs``)."""
 
-from .._engine.distributed_bases.shipped_suites import load_shipped_module
+from .._engine.distributed_bases.shipped_suites import load_shipped_module as _load_shipped_module
 
-load_shipped_module(globals(), "opinfo/refs.py")
+__all__ = ["PythonRefInfo", "ReductionPythonRefInfo", "ElementwiseUnaryPythonRefInfo",
+           "ElementwiseBinaryPythonRefInfo"]
+
+_load_shipped_module(globals(), "opinfo/refs.py")
