@@ -44,3 +44,44 @@ class TestTolerances(TestCase):
         self.assertEqual(tolerances_for(test, torch.float32, 0, 0), tol(3.0, 4.0))  # wins over precision
         self.assertEqual(tolerances_for(test, torch.float64, 0, 0), tol(1e-5, 0))
         self.assertEqual(tolerances_for(test, (torch.float32, torch.float64), 0, 0), tol(0, 0))
+
+
+class TestTolerancesInATest(TestCase):
+    def test_a_device_type_test_compares_with_its_dtypes_tolerances(self):
+        import unittest
+
+        from torch_testing_ext.common_device_type import dtypes, instantiate_device_type_tests
+
+        seen = {}
+
+        class TestX(TestCase):
+            @toleranceOverride({torch.float32: tol(atol=0.5, rtol=0.0)})
+            @precisionOverride({torch.float64: 0.25})
+            @dtypes(torch.float32, torch.float64, torch.int64)
+            def test_x(self, device, dtype):
+                seen[dtype] = (self.precision, self.rel_tol)
+                self.assertEqual(torch.tensor([1.0]), torch.tensor([1.2]))  # within 0.25 and 0.5 only
+
+        scope = {"TestX": TestX}
+        instantiate_device_type_tests(TestX, scope, only_for="cpu")
+        result = unittest.defaultTestLoader.loadTestsFromTestCase(scope["TestXCPU"]).run(unittest.TestResult())
+        self.assertEqual(seen, {torch.float32: (0.5, 0.0), torch.float64: (0.25, 0.0), torch.int64: (0.0, 0.0)})
+        failed = sorted(test._testMethodName for test, _ in result.failures)
+        self.assertEqual((failed, result.errors), (["test_x_cpu_int64"], []))
+
+    def test_assert_equal_raises_its_tolerances_to_the_floors(self):
+        self.assertNotEqual(torch.tensor([1.0]), torch.tensor([1.1]))
+        self.assertNotEqual(1.0, 1.1)
+        self.precision = 0.2
+        try:
+            self.assertEqual(torch.tensor([1.0]), torch.tensor([1.1]))
+            self.assertEqual([1.0, {"a": 2.0}], [1.1, {"a": 2.1}])
+            self.assertEqual(torch.tensor([1]), torch.tensor([1]))
+            self.assertNotEqual(torch.tensor([1.0]), torch.tensor([1.5]))
+        finally:
+            self.precision = 0.0
+        self.rel_tol = 0.5
+        try:
+            self.assertEqual(torch.tensor([10.0]), torch.tensor([14.0]))
+        finally:
+            self.rel_tol = 0.0

@@ -30,6 +30,7 @@ from .._torch_private import privateuse1_backend_name
 from ..testcase.parametrize import add_test, dtype_name, parametrize_layers, variants, variants_of
 from .device_bases import DeviceTypeTestBase, desired_device_types, device_test_base
 from .op_tests import op_cases, ops_position
+from .tolerances import tolerances_for
 
 __all__ = ["instantiate_device_type_tests"]
 
@@ -67,6 +68,19 @@ def _device_arguments(cls: type[DeviceTypeTestBase], fn: Callable[..., Any]) -> 
     return {"device": cls.get_primary_device()}
 
 
+def _with_dtype_tolerances(test: Any, body: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``body`` with the tolerances its ``precisionOverride``/``toleranceOverride`` give the
+    test's dtype as ``test.precision``/``test.rel_tol`` (as upstream), restored after."""
+    dtype = kwargs.get("dtypes", kwargs.get("dtype"))
+    before = test.precision, test.rel_tol
+    if dtype:
+        test.precision, test.rel_tol = tolerances_for(body, dtype, test.precision, test.rel_tol)
+    try:
+        return body(test, **kwargs)
+    finally:
+        test.precision, test.rel_tol = before
+
+
 def _instantiate_ops(cls: type[DeviceTypeTestBase], generic_name: str, name: str, fn: Callable[..., Any],
                      below: int) -> None:
     """Add ``<name>_<op>[_<parametrize name>]_<device type>[_<dtype>]`` to ``cls`` per OpInfo, dtype
@@ -87,7 +101,7 @@ def _instantiate_ops(cls: type[DeviceTypeTestBase], generic_name: str, name: str
                 kwargs.update(device_kwargs)
                 suffix = "_".join(part for part in (top.suffix, case.name, bottom.suffix) if part)
                 add_test(cls, f"{name}_{suffix}_{cls.device_type}{_dtype_suffix(kwargs)}", case.body, kwargs,
-                         (*top.decorators, *bottom.decorators, *case.decorators))
+                         (*top.decorators, *bottom.decorators, *case.decorators), around=_with_dtype_tolerances)
 
 
 def _instantiate(cls: type[DeviceTypeTestBase], generic_name: str, name: str, fn: Callable[..., Any]) -> None:
@@ -105,7 +119,7 @@ def _instantiate(cls: type[DeviceTypeTestBase], generic_name: str, name: str, fn
             kwargs = {**dtype_kwargs, **variant.kwargs, **device_kwargs}
             suffix = f"_{variant.suffix}" if variant.suffix else ""
             add_test(cls, f"{name}{suffix}_{cls.device_type}{_dtype_suffix(kwargs)}", fn, kwargs,
-                     variant.decorators)
+                     variant.decorators, around=_with_dtype_tolerances)
 
 
 def instantiate_device_type_tests(

@@ -196,9 +196,11 @@ def _strip_markers(fn: Callable[..., Any]) -> None:
 
 
 def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, Any],
-             decorators: Iterable[Decorator] = ()) -> None:
+             decorators: Iterable[Decorator] = (),
+             around: Callable[[Any, Callable[..., Any], dict[str, Any]], Any] | None = None) -> None:
     """Add test method ``name`` to ``cls``: ``body`` called with ``kwargs``, decorated by
-    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``."""
+    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``;
+    ``around(test, decorated body, kwargs)``, if given, makes the call."""
     if hasattr(cls, name):
         raise RuntimeError(f"parametrized test {cls.__name__}.{name} already exists")
     decorators = [*decorators, *_conditional_decorators(body, kwargs)]
@@ -209,6 +211,8 @@ def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, A
 
     @functools.wraps(body)
     def test(self: Any) -> Any:
+        if around is not None:
+            return around(self, body, kwargs)
         return body(self, **kwargs)
 
     # Hide the parametrized signature from tools that unwrap (pytest would ask for fixtures
