@@ -16,6 +16,10 @@ from the one the suite was loaded under, in a variable the suite names (a string
 its code), runs the module's code again in the same namespace (a few milliseconds; the
 compiled code is kept), and the suite's methods see what a spawned rank's would.
 
+Modules of data that torch ships beside its suites (``common_methods_invocations`` and its
+``op_db``, ``opinfo/``) load the same way with :func:`load_shipped_module`, but once: never
+again in a rank (test files change their objects as they are imported), and without marks.
+
 The suites' classes are marked ``not_in_lockstep``: torch's own harness, which these suites
 are written for and checked on, has no lockstep rule, and some of their tests make ranks
 differ on purpose (a barrier that times out because one rank stays away). Their verdicts are
