@@ -2,7 +2,8 @@
 over many kinds of values, subtest names, name_fn, stacked parametrize and decorateIf,
 instantiate_parametrized_tests, instantiate_device_type_tests with dtypes and parametrize, ``ops``
 over real ``op_db`` entries with every ``OpDTypes`` choice, ``allowed_dtypes``, ``@parametrize``
-above and below it, and ``DecorateInfo`` skips and expected failures)
+above and below it, and ``DecorateInfo`` skips and expected failures; and the random sample
+inputs such tests see, which both harnesses seed from the generic test's name)
 generate the same test ids on our harness as on the installed torch's
 ``torch.testing._internal``, which runs in a process of its own (importing it changes torch's
 global state)."""
@@ -48,6 +49,7 @@ class TestIdsMatchUpstream(TestCase):
         self.assertIn("TestOpsCPU.test_x_nn_functional_conv2d_cpu_float32", self.upstream["ops_supported_dtypes"])
         self.assertIn("TestOpsCPU.test_x_add_cpu_int64:skip", self.upstream["ops_decorate_info"])
         self.assertIn("TestOpsCPU.test_x_n_1_add_flag_True_cpu_float32", self.upstream["ops_with_parametrize"])
+        self.assertEqual(len(self.upstream["ops_sample_inputs"]), 3)
 
     def test_ids_are_upstreams(self):
         differ = [name for name in id_cases.CASES if self.ours[name] != self.upstream[name]]
