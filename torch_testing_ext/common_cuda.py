@@ -8,6 +8,7 @@ since asking CUDA for a device's capability initialises CUDA; importing this mod
 from __future__ import annotations
 
 from . import devices
+from ._engine.device_type.cuda_settings import TEST_CUDNN, magma_version, tf32_off, with_tf32_off
 
 __all__ = [
     "TEST_CUDA",
@@ -29,6 +30,10 @@ __all__ = [
     "SM120OrLater",
     "_get_torch_cuda_version",
     "_get_torch_rocm_version",
+    "_get_magma_version",
+    "TEST_CUDNN",
+    "tf32_off",
+    "with_tf32_off",
 ]
 
 TEST_CUDA: bool = devices.accelerator_type() == "cuda"
@@ -110,3 +115,8 @@ def _get_torch_cuda_version() -> tuple[int, ...]:
 def _get_torch_rocm_version() -> tuple[int, ...]:
     """The ROCm version torch was built with (``(6, 4)``), ``(0, 0)`` without ROCm."""
     return devices.torch_rocm_version()
+
+
+def _get_magma_version() -> tuple[int, ...]:
+    """The MAGMA version torch was built with (``(2, 6, 1)``), ``(0, 0)`` without MAGMA."""
+    return magma_version()

@@ -3,9 +3,9 @@
 The part of upstream's module that downstream projects' tests use (torchao's PT2E quantization
 tests): ``QuantizationTestCase`` (its sample data and graph-node checks), ``NodeSpec``,
 ``TestHelperModules`` and the module-level models (those the tests use), the quantized-engine, Dynamo, Inductor and
-torchvision skips, and ``override_quantized_engine``. Definitions live in
-``_engine/testcase/quantization_case.py``, ``_engine/models/quantization_models.py`` and
-``_engine/skips/quantization_skips.py``.
+torchvision skips, and ``override_quantized_engine`` (from ``common_quantized``: torch's own file,
+as upstream's module imports it). Definitions live in ``_engine/testcase/quantization_case.py``,
+``_engine/models/quantization_models.py`` and ``_engine/skips/quantization_skips.py``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from ._engine.skips.quantization_skips import (
     skipIfNoQNNPACK,
     skipIfNoX86,
 )
-from ._engine.testcase.quantization_case import NodeSpec, QuantizationTestCase, override_quantized_engine
+from ._engine.testcase.quantization_case import NodeSpec, QuantizationTestCase
+from .common_quantized import override_quantized_engine  # type: ignore[attr-defined]  # torch's own file, loaded at import
 
 __all__ = [
     "QuantizationTestCase",

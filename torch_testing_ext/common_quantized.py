@@ -1,11 +1,11 @@
-"""Quantized-operator helpers, named as in ``torch.testing._internal.common_quantized``.
+"""Named as in ``torch.testing._internal.common_quantized``: the installed torch's own module,
+loaded with its harness imports bound to this package (none of its code is in this package; see
+``_engine/distributed_bases/shipped_suites.py``). Quantization helpers (``_quantize``,
+``override_quantized_engine``, ...) that sample inputs use."""
 
-So far ``override_quantized_engine`` (defined in ``_engine/testcase/quantization_case.py``):
-the quantized engine switched for a block.
-"""
+from ._engine.distributed_bases.shipped_suites import load_shipped_module as _load_shipped_module
 
-from __future__ import annotations
+__all__ = ["override_quantized_engine", "override_qengines", "supported_qengines", "qengine_is_fbgemm",
+           "qengine_is_qnnpack", "qengine_is_onednn"]
 
-from ._engine.testcase.quantization_case import override_quantized_engine
-
-__all__ = ["override_quantized_engine"]
+_load_shipped_module(globals(), "common_quantized.py")

@@ -1,7 +1,8 @@
 """General test utilities, named as in ``torch.testing._internal.common_utils``.
 
 The upstream-named face: a test written for PyTorch's harness moves here by rewriting its
-import. Definitions live in ``_engine/testcase/`` (TestCase, parametrize, temporary paths),
+import. Definitions live in ``_engine/testcase/`` (TestCase, parametrize, temporary paths, the
+tensor factories, NumPy dtypes and tracked sample inputs of OpInfo tests),
 ``_engine/runner/`` (run_tests), ``_engine/skips/`` (flags and generic skip decorators) and ``_engine/process_groups/``
 (free ports).
 """
@@ -20,13 +21,16 @@ from ._engine.runner.main import load_tests, run_tests
 from ._engine.skips import platform_skips
 from ._engine.skips.platform_skips import *  # noqa: F403  # the face re-exports exactly platform_skips.__all__
 from ._engine.testcase.autograd_checks import (
+    GRADCHECK_NONDET_TOL,
     TEST_WITH_SLOW_GRADCHECK,
     _assertGradAndGradgradChecks,
     dtype2prec_DONTUSE,
     gradcheck,
     gradgradcheck,
+    skipIfSlowGradcheckEnv,
 )
 from ._engine.testcase.hw_classification import HardwareClassification, filter_by_hw_classification
+from ._engine.testcase.numpy_dtypes import numpy_to_torch_dtype, numpy_to_torch_dtype_dict, torch_to_numpy_dtype_dict
 from ._engine.testcase.parametrize import (
     decorateIf,
     instantiate_parametrized_tests,
@@ -35,6 +39,14 @@ from ._engine.testcase.parametrize import (
     validate_test_name,
 )
 from ._engine.testcase.temp_paths import TemporaryDirectoryName, TemporaryFileName
+from ._engine.testcase.tensor_factories import (
+    is_iterable_of_tensors,
+    make_fullrank_matrices_with_distinct_singular_values,
+    noncontiguous_like,
+    random_hermitian_pd_matrix,
+    random_symmetric_pd_matrix,
+    random_well_conditioned_matrix,
+)
 from ._engine.testcase.tensor_testcase import TestCase, current_seed
 from ._engine.testcase.testing_aids import (
     DeterministicGuard,
@@ -45,6 +57,14 @@ from ._engine.testcase.testing_aids import (
     serialTest,
     suppress_warnings,
     wrapSwapTensorsTest,
+)
+from ._engine.testcase.tracked_inputs import (
+    OPINFO_SAMPLE_INPUT_INDEX,
+    TrackedInput,
+    TrackedInputIter,
+    clear_tracked_input,
+    extract_test_fn,
+    get_tracked_input,
 )
 
 # As upstream's common_utils does, importing this module imports pytest when it is installed:
@@ -84,6 +104,23 @@ __all__ = [
     "_assertGradAndGradgradChecks",
     "dtype2prec_DONTUSE",
     "SEED",  # noqa: F405  # defined by the module __getattr__ below, read when asked
+    "GRADCHECK_NONDET_TOL",
+    "skipIfSlowGradcheckEnv",
+    "numpy_to_torch_dtype",
+    "numpy_to_torch_dtype_dict",
+    "torch_to_numpy_dtype_dict",
+    "noncontiguous_like",
+    "is_iterable_of_tensors",
+    "random_symmetric_pd_matrix",
+    "random_hermitian_pd_matrix",
+    "random_well_conditioned_matrix",
+    "make_fullrank_matrices_with_distinct_singular_values",
+    "TrackedInput",
+    "TrackedInputIter",
+    "extract_test_fn",
+    "get_tracked_input",
+    "clear_tracked_input",
+    "OPINFO_SAMPLE_INPUT_INDEX",
     *platform_skips.__all__,
 ]
 

@@ -71,6 +71,28 @@ class TestPrivateAccessContracts(TestCase):
         tested = {name.removeprefix("test_") for name in dir(self) if name.startswith("test_")}
         self.assertEqual(sorted(set(private.ACCESSES) - tested), [])
 
+    def test_built_with_lapack(self):
+        with contract("built_with_lapack"):
+            self.assertIsInstance(private.built_with_lapack(), bool)
+            if private.built_with_lapack():  # then CPU linear algebra works
+                self.assertEqual(torch.linalg.inv(torch.eye(2, dtype=torch.float64)), torch.eye(2, dtype=torch.float64))
+            self.assertIn("LAPACK", torch.__config__.show() if private.built_with_lapack() else "LAPACK")
+
+    def test_built_with_spectral(self):
+        with contract("built_with_spectral"):
+            self.assertIsInstance(private.built_with_spectral(), bool)
+            if private.built_with_spectral():
+                self.assertEqual(torch.fft.fft(torch.ones(4)).real, [4.0, 0.0, 0.0, 0.0])
+
+    def test_dsl_available(self):
+        with contract("dsl_available"):
+            for name in ("triton", "cutedsl"):
+                self.assertIsInstance(private.dsl_available(name), bool)
+            self.assertIs(private.dsl_available("no-such-dsl"), False)
+            from torch._native.dsl_registry import dsl_registry
+
+            self.assertIsInstance(list(dsl_registry.list_all_dsls()), list)
+
     def test_forkserver_context_of(self):
         with contract("forkserver_context_of"):
             server = multiprocessing.forkserver.ForkServer()

@@ -105,6 +105,9 @@ __all__ = [
     "mkldnn_bf16_supported",
     "dynamo_supported",
     "inductor_supported",
+    "built_with_lapack",
+    "built_with_spectral",
+    "dsl_available",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -1057,3 +1060,30 @@ def inductor_supported() -> bool:
     import torch._dynamo
 
     return bool(torch._dynamo.is_inductor_supported())
+
+
+@_private("torch._C.has_lapack (whether this torch was built with LAPACK)")
+def built_with_lapack() -> bool:
+    """Whether this torch was built with LAPACK (CPU linear algebra)."""
+    import torch
+
+    return bool(torch._C.has_lapack)
+
+
+@_private("torch._C.has_spectral (whether this torch was built with an FFT library)")
+def built_with_spectral() -> bool:
+    """Whether this torch was built with FFT support on the CPU."""
+    import torch
+
+    return bool(torch._C.has_spectral)
+
+
+@_private("torch._native.dsl_registry.dsl_registry.is_dsl_available (the native-kernel DSLs, Triton and CuTeDSL)")
+def dsl_available(name: str) -> bool:
+    """Whether the kernel DSL ``name`` (``"triton"``, ``"cutedsl"``) is available to torch's
+    native ops; False where this torch has no DSL registry."""
+    try:
+        from torch._native.dsl_registry import dsl_registry
+    except ImportError:
+        return False
+    return bool(dsl_registry.is_dsl_available(name))

@@ -159,3 +159,60 @@ class TestAThinFileOverTheSuite(unittest.TestCase):
         found = {name.split(".")[-1]: status for name, status in run.statuses.items()
                  if name.split(".")[-1] in tests}
         self.assertEqual(found, tests, run.output[-3000:])
+
+
+_INSPECT_OP_DB = textwrap.dedent("""
+    import json, sys
+    import torch
+    before = {name for name in sys.modules if name.startswith("torch.testing._internal")}
+    import torch_testing_ext.common_methods_invocations as methods
+    from torch_testing_ext import common_device_type, common_utils
+    from torch_testing_ext.opinfo import core
+    print(json.dumps({
+        "ops": len(methods.op_db),
+        "torch_harness_imported": sorted(
+            {n for n in sys.modules if n.startswith("torch.testing._internal")} - before),
+        "opinfo_module": methods.OpInfo.__module__,
+        "same_opinfo": methods.OpInfo is core.OpInfo,
+        "tracked_is_ours": core.TrackedInputIter is common_utils.TrackedInputIter,
+        "tol_is_ours": core.tol is common_device_type.tol,
+        "file": methods.__file__,
+        "lockstep_mark": hasattr(methods.OpInfo, "collectives_lockstep"),
+        "conv2d": [op.formatted_name for op in methods.op_db if op.name == "nn.functional.conv2d"],
+    }))
+""")
+
+
+class TestTheOpInfoFaces(unittest.TestCase):
+    """common_methods_invocations and opinfo/ are the installed torch's files, loaded once on
+    our harness (load_shipped_module)."""
+
+    def test_op_db_loads_without_torchs_harness(self):
+        completed = subprocess.run([sys.executable, "-c", _INSPECT_OP_DB], capture_output=True, text=True,
+                                   env=checkout_env(), timeout=300)
+        self.assertEqual(completed.returncode, 0, completed.stderr[-3000:])
+        facts = json.loads(completed.stdout.splitlines()[-1])
+        self.assertGreater(facts["ops"], 500)
+        # Not one module of torch.testing._internal more than a bare `import torch` imports.
+        self.assertEqual(facts["torch_harness_imported"], [])
+        self.assertEqual(facts["opinfo_module"], "torch_testing_ext.opinfo.core")
+        self.assertTrue(facts["same_opinfo"] and facts["tracked_is_ours"] and facts["tol_is_ours"], facts)
+        self.assertTrue(facts["file"].endswith("torch/testing/_internal/common_methods_invocations.py"))
+        self.assertIs(facts["lockstep_mark"], False)  # a module of data, not a suite
+        self.assertEqual(facts["conv2d"], ["nn_functional_conv2d"])
+
+
+class TestLoadingAFile(unittest.TestCase):
+    def test_a_dotted_upstream_path_in_code_reaches_ours(self):
+        with tempfile.TemporaryDirectory(prefix="selftest-suite-") as folder:
+            path = os.path.join(folder, "uses.py")
+            with open(path, "w") as f:
+                # As in common_methods_invocations: imported by name, then used as torch's attribute.
+                f.write("import torch\nfrom torch.testing._internal.common_utils import run_tests\n"
+                        "CASE = torch.testing._internal.common_utils.TestCase\n")
+            namespace = {"__name__": "selftest_dotted"}
+            with mock.patch.object(fork_server, "_rereaders", []):
+                load_suite_file(namespace, path)
+        from torch_testing_ext.common_utils import TestCase
+
+        self.assertIs(namespace["CASE"], TestCase)

@@ -2,6 +2,7 @@
 4 CPU ranks with gloo that shard, redistribute and parallelize; ``with_comms`` in every form;
 the meshes, models, converter, shard orders and the LocalTensor variant of a class."""
 
+import contextlib
 import os
 import unittest
 
@@ -187,6 +188,15 @@ class TestOpBase(DTensorOpTestBase):
     @with_comms
     def test_with_comms_passes_through(self):
         self.assertTrue(dist.is_initialized())  # the rank's group, not a second one
+
+    def test_assert_equal_on_rank_checks_on_that_rank_only(self):
+        self.assertEqualOnRank(self.rank, 0)
+        self.assertEqualOnRank(self.rank, 1, rank=1)
+        self.assertNotEqualOnRank(self.rank, 1)
+        with contextlib.ExitStack() as stack:
+            if self.rank == 0:
+                stack.enter_context(self.assertRaises(AssertionError))
+            self.assertEqualOnRank(1, 2, "differs")
 
 
 class Recorder:

@@ -1,6 +1,9 @@
 """Test ids are upstream's: the same class definitions (``fixtures/id_cases.py``: parametrize
 over many kinds of values, subtest names, name_fn, stacked parametrize and decorateIf,
-instantiate_parametrized_tests, instantiate_device_type_tests with dtypes and parametrize)
+instantiate_parametrized_tests, instantiate_device_type_tests with dtypes and parametrize, ``ops``
+over real ``op_db`` entries with every ``OpDTypes`` choice, ``allowed_dtypes``, ``@parametrize``
+above and below it, and ``DecorateInfo`` skips and expected failures; and the random sample
+inputs such tests see, which both harnesses seed from the generic test's name)
 generate the same test ids on our harness as on the installed torch's
 ``torch.testing._internal``, which runs in a process of its own (importing it changes torch's
 global state)."""
@@ -44,6 +47,10 @@ class TestIdsMatchUpstream(TestCase):
         self.assertIn("TestX.test_x_op0_reduce_op_max", self.upstream["issue_example"])
         self.assertIn("TestX.test_x_float32", self.upstream["dtypes_as_values"])
         self.assertIn("TestFooCPU.test_reduce_op0_reduce_op_max_cpu_float32", self.upstream["device_parametrize"])
+        self.assertIn("TestOpsCPU.test_x_nn_functional_conv2d_cpu_float32", self.upstream["ops_supported_dtypes"])
+        self.assertIn("TestOpsCPU.test_x_add_cpu_int64:skip", self.upstream["ops_decorate_info"])
+        self.assertIn("TestOpsCPU.test_x_n_1_add_flag_True_cpu_float32", self.upstream["ops_with_parametrize"])
+        self.assertEqual(len(self.upstream["ops_sample_inputs"]), 3)
 
     def test_names_with_a_dot_are_refused_exactly_where_torch_refuses_them(self):
         # torch 2.14.1's and 2.15.0's harness refuse them, 2.13.0's keeps them. Ours follows the installed one.

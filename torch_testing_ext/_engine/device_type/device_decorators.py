@@ -17,15 +17,18 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import torch
 
 from ... import devices
+from .._torch_private import privateuse1_backend_name
 from ..skips.skip_checks import skip_when
 
-__all__ = ["dtypes", "onlyOn", "onlyCPU", "onlyCUDA", "onlyAccelerator", "deviceCountAtLeast"]
+__all__ = ["dtypes", "onlyOn", "onlyCPU", "onlyCUDA", "onlyAccelerator", "deviceCountAtLeast",
+           "onlyNativeDeviceTypes", "disablecuDNN"]
 
 __unittest = True
 
@@ -107,3 +110,28 @@ def deviceCountAtLeast(num_required_devices: int) -> Callable[[_F], _F]:
         return skip_when(check)(fn)
 
     return decorate
+
+
+def _native_device_types() -> tuple[str, ...]:
+    """The device types torch implements itself, with this torch's PrivateUse1 backend."""
+    return ("cpu", "cuda", "xpu", "meta", "mps", "mtia", privateuse1_backend_name())
+
+
+def onlyNativeDeviceTypes(fn: _F) -> _F:
+    """Run only on device types torch implements itself (not XLA, lazy or an out-of-tree type
+    other than the PrivateUse1 backend)."""
+    return skip_when(lambda test: None if _device_type_of(test) in _native_device_types() else
+                     f"onlyNativeDeviceTypes: doesn't run on {_device_type_of(test)}")(fn)
+
+
+def disablecuDNN(fn: _F) -> _F:
+    """Run the CUDA variant with cuDNN turned off (where cuDNN is there); others as they are."""
+
+    @functools.wraps(fn)
+    def without_cudnn(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _device_type_of(self) == "cuda" and torch.backends.cudnn.is_available():
+            with torch.backends.cudnn.flags(enabled=False):
+                return fn(self, *args, **kwargs)
+        return fn(self, *args, **kwargs)
+
+    return without_cudnn  # type: ignore[return-value]  # a wrapper with fn's signature

@@ -27,8 +27,10 @@ from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any
 
 from .._torch_private import privateuse1_backend_name
-from ..testcase.parametrize import add_test, dtype_name, variants
+from ..testcase.parametrize import add_test, dtype_name, parametrize_layers, variants, variants_of
 from .device_bases import DeviceTypeTestBase, desired_device_types, device_test_base
+from .op_tests import op_cases, ops_position
+from .tolerances import tolerances_for
 
 __all__ = ["instantiate_device_type_tests"]
 
@@ -66,8 +68,48 @@ def _device_arguments(cls: type[DeviceTypeTestBase], fn: Callable[..., Any]) -> 
     return {"device": cls.get_primary_device()}
 
 
-def _instantiate(cls: type[DeviceTypeTestBase], name: str, fn: Callable[..., Any]) -> None:
+def _with_dtype_tolerances(test: Any, body: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call ``body`` with the tolerances its ``precisionOverride``/``toleranceOverride`` give the
+    test's dtype as ``test.precision``/``test.rel_tol`` (as upstream), restored after."""
+    dtype = kwargs.get("dtypes", kwargs.get("dtype"))
+    before = test.precision, test.rel_tol
+    if dtype:
+        test.precision, test.rel_tol = tolerances_for(body, dtype, test.precision, test.rel_tol)
+    try:
+        return body(test, **kwargs)
+    finally:
+        test.precision, test.rel_tol = before
+
+
+def _instantiate_ops(cls: type[DeviceTypeTestBase], generic_name: str, name: str, fn: Callable[..., Any],
+                     below: int) -> None:
+    """Add ``<name>_<op>[_<parametrize name>]_<device type>[_<dtype>]`` to ``cls`` per OpInfo, dtype
+    and ``@parametrize`` combination (``below``: how many ``@parametrize`` layers are under
+    ``@ops``; their name parts follow the op's)."""
+    if getattr(fn, "dtypes", None) is not None:
+        raise RuntimeError(f"{fn.__name__}: @dtypes and @ops both give the test its dtype")
+    device_kwargs = _device_arguments(cls, fn)
+    layers = parametrize_layers(fn)
+    above, under = variants_of(layers[:len(layers) - below], fn.__name__), variants_of(layers[len(layers) - below:],
+                                                                                     fn.__name__)
+    for case in op_cases(fn, generic_name, cls.device_type, device_kwargs):
+        for top in above:
+            for bottom in under:
+                kwargs = {**case.kwargs, **top.kwargs, **bottom.kwargs}
+                if len(kwargs) != len(case.kwargs) + len(top.kwargs) + len(bottom.kwargs):
+                    raise RuntimeError(f"{fn.__name__}: a parameter is given by both @ops and @parametrize")
+                kwargs.update(device_kwargs)
+                suffix = "_".join(part for part in (top.suffix, case.name, bottom.suffix) if part)
+                add_test(cls, f"{name}_{suffix}_{cls.device_type}{_dtype_suffix(kwargs)}", case.body, kwargs,
+                         (*top.decorators, *bottom.decorators, *case.decorators), around=_with_dtype_tolerances)
+
+
+def _instantiate(cls: type[DeviceTypeTestBase], generic_name: str, name: str, fn: Callable[..., Any]) -> None:
     """Add ``<name>[_<parametrize name>]_<device type>[_<dtypes>]`` to ``cls`` per combination."""
+    below = ops_position(fn)
+    if below is not None:
+        _instantiate_ops(cls, generic_name, name, fn, below)
+        return
     device_kwargs = _device_arguments(cls, fn)
     for dtype_kwargs in _dtype_choices(fn, cls.device_type):
         for variant in variants(fn):
@@ -77,7 +119,7 @@ def _instantiate(cls: type[DeviceTypeTestBase], name: str, fn: Callable[..., Any
             kwargs = {**dtype_kwargs, **variant.kwargs, **device_kwargs}
             suffix = f"_{variant.suffix}" if variant.suffix else ""
             add_test(cls, f"{name}{suffix}_{cls.device_type}{_dtype_suffix(kwargs)}", fn, kwargs,
-                     variant.decorators)
+                     variant.decorators, around=_with_dtype_tolerances)
 
 
 def instantiate_device_type_tests(
@@ -111,7 +153,7 @@ def instantiate_device_type_tests(
             class_name, (device_test_base(device_type), generic_test_class),
             {"__module__": generic_test_class.__module__, "__qualname__": class_name})
         for name, fn in tests.items():
-            _instantiate(device_class, name, fn)
+            _instantiate(device_class, generic_test_class.__name__, name, fn)
         scope[class_name] = device_class
     for name in tests:
         delattr(generic_test_class, name)

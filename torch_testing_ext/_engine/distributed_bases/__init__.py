@@ -10,7 +10,8 @@
 - ``rpc_aids``: ``worker_name``, ``wait_until_node_failure``, the RRef waits, ``initialize_pg``:
   what RPC test bodies call, named as in upstream's ``dist_utils``;
 - ``shipped_suites``: ``load_shipped_suite``, the suites torch ships in its wheel run in our
-  faces, their harness imports bound to ours, run again in a rank under its environment;
+  faces, their harness imports bound to ours, run again in a rank under its environment; and
+  ``load_shipped_module``, the data modules beside them (``op_db``), loaded once;
 - ``shared_temp_dir``: ``with_temp_dir``, a directory all ranks of a test share;
 - ``sparse_reduce_cases``: ``simple_sparse_reduce_tests``, sparse sum-reduce inputs and results;
 - ``state_dict_checks``: ``VerifyStateDictMixin``, a distributed state dict against a plain one;

@@ -16,6 +16,10 @@ from the one the suite was loaded under, in a variable the suite names (a string
 its code), runs the module's code again in the same namespace (a few milliseconds; the
 compiled code is kept), and the suite's methods see what a spawned rank's would.
 
+Modules of data that torch ships beside its suites (``common_methods_invocations`` and its
+``op_db``, ``opinfo/``) load the same way with :func:`load_shipped_module`, but once: never
+again in a rank (test files change their objects as they are imported), and without marks.
+
 The suites' classes are marked ``not_in_lockstep``: torch's own harness, which these suites
 are written for and checked on, has no lockstep rule, and some of their tests make ranks
 differ on purpose (a barrier that times out because one rank stays away). Their verdicts are
@@ -24,6 +28,7 @@ upstream's; a failure still shows the ranks' collective calls.
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import CodeType
 from typing import Any
@@ -32,8 +37,9 @@ from .._torch_private import shipped_suite_path
 from ..fresh.fork_server import reread_after_adopting
 from ..ledger.faults import not_in_lockstep
 from ..migrate.source_rewrite import rewrite_source
+from ..migrate.upstream_paths import OURS
 
-__all__ = ["load_shipped_suite", "load_suite_file"]
+__all__ = ["load_shipped_suite", "load_suite_file", "load_shipped_module"]
 
 
 def _classes_of(namespace: dict[str, Any], module: str) -> list[type]:
@@ -66,6 +72,32 @@ def _environment(names: frozenset[str]) -> dict[str, str]:
     return {name: value for name, value in os.environ.items() if name in names}
 
 
+def _compiled(path: str) -> CodeType:
+    """The installed torch's file at ``path``, its upstream harness paths rewritten to ours."""
+    with open(path, encoding="utf-8") as file:
+        source = file.read()
+    return compile(rewrite_source(source, path), path, "exec", dont_inherit=True)
+
+
+def _names_of(code: CodeType) -> frozenset[str]:
+    """The global and attribute names ``code`` and the code nested in it read."""
+    found: set[str] = set()
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        found.update(current.co_names)
+        pending.extend(constant for constant in current.co_consts if isinstance(constant, CodeType))
+    return frozenset(found)
+
+
+def _bind_package(code: CodeType, namespace: dict[str, Any]) -> None:
+    """Bind this package's name in ``namespace`` where the rewritten code reads it as a dotted
+    use (``torch.testing._internal.common_utils.x`` became ``torch_testing_ext.common_utils.x``,
+    which upstream reaches through ``import torch``)."""
+    if OURS in _names_of(code) and OURS not in namespace:
+        namespace[OURS] = importlib.import_module(OURS)
+
+
 def _run(code: CodeType, namespace: dict[str, Any]) -> None:
     exec(code, namespace)  # noqa: S102  # the installed torch's own suite, as torch would import it
     for cls in _classes_of(namespace, namespace["__name__"]):
@@ -88,9 +120,8 @@ def load_shipped_suite(namespace: dict[str, Any], relative: str, needs: tuple[st
 
 def load_suite_file(namespace: dict[str, Any], path: str) -> None:
     """:func:`load_shipped_suite` for the suite file at ``path``."""
-    with open(path, encoding="utf-8") as file:
-        source = file.read()
-    code = compile(rewrite_source(source, path), path, "exec", dont_inherit=True)
+    code = _compiled(path)
+    _bind_package(code, namespace)
     # The suite's own file, as when torch imports it: its classes' source is found there (inspect
     # looks a class up by its module's __file__; TorchScript compiles from it), and so are files
     # the suite finds beside itself.
@@ -104,3 +135,17 @@ def load_suite_file(namespace: dict[str, Any], path: str) -> None:
             _run(code, namespace)
 
     reread_after_adopting(reread)
+
+
+def load_shipped_module(namespace: dict[str, Any], relative: str) -> None:
+    """Run the installed torch's ``torch/testing/_internal/<relative>``, a module of data and
+    helpers rather than a suite (``common_methods_invocations``, ``opinfo/core.py``), in
+    ``namespace`` (a face module's ``globals()``), its harness imports bound to this package.
+    Run once: its classes are not suites (no lockstep mark), and a forked rank keeps the
+    objects the fork server made (test files change them, as ``test_dtensor_ops`` adds
+    decorators to ``op_db``'s entries; running it again would drop that)."""
+    path = shipped_suite_path(relative)
+    code = _compiled(path)
+    _bind_package(code, namespace)
+    namespace["__shipped_suite__"] = namespace["__file__"] = path
+    exec(code, namespace)  # noqa: S102  # the installed torch's own module, as torch would import it

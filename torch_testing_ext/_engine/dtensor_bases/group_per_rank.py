@@ -17,6 +17,8 @@ upstream (``self.rank``, ``self.world_size``, a live default group, ``build_devi
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..fresh.multiprocess_test_case import MultiProcessTestCase
 from .dtensor_test_base import DTensorTestMixin, init_dtensor_group
 
@@ -32,3 +34,14 @@ class DTensorOpTestBase(DTensorTestMixin, MultiProcessTestCase):
     def setUpRank(self) -> None:
         super().setUpRank()
         init_dtensor_group(self)
+
+    def assertEqualOnRank(self, x: Any, y: Any, msg: str | None = None, *, rank: int = 0) -> None:
+        """``assertEqual`` on rank ``rank`` only, as upstream's threaded base has it (its rank
+        threads share one RNG; here each rank checks its own values, and only ``rank``'s count)."""
+        if self.rank == rank:
+            self.assertEqual(x, y, msg)
+
+    def assertNotEqualOnRank(self, x: Any, y: Any, msg: str | None = None, *, rank: int = 0) -> None:
+        """``assertNotEqual`` on rank ``rank`` only."""
+        if self.rank == rank:
+            self.assertNotEqual(x, y, msg)

@@ -2,9 +2,8 @@
 ``skipXPUIf(cond, reason)`` skips only the XPU variant, ``skipMeta`` only a ``meta`` one.
 Decided in the test process, before any rank starts.
 
-``ops`` (run a test once per OpInfo) needs upstream's operator database
-(``common_methods_invocations.op_db``), which this package does not provide: a test decorated
-with it imports, and skips saying so.
+The build-dependent skips (``skipCPUIfNoLapack``, ``skipCUDAIfNoMagma``, ...) ask what this
+torch was built with, which asks no device.
 
 Example::
 
@@ -14,14 +13,20 @@ Example::
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
+import torch
+
+from .._torch_private import built_with_lapack, built_with_spectral
 from ..device_type.device_decorators import _device_type_of
 from .skip_checks import skip_when
 
-__all__ = ["skipIf", "skipCPUIf", "skipCUDAIf", "skipXPUIf", "skipMetaIf", "skipMeta", "ops",
-           "OPS_UNAVAILABLE"]
+__all__ = ["skipIf", "skipCPUIf", "skipCUDAIf", "skipXPUIf", "skipMetaIf", "skipMeta", "skipXPU",
+           "skipCPUIfNoLapack", "skipCPUIfNoFFT", "skipCPUIfNoMklSparse", "has_cusolver", "has_hipsolver",
+           "skipCUDAIfNoMagma", "skipCUDAIfNoCusolver", "skipCUDAIfNoMagmaAndNoCusolver",
+           "skipCUDAIfNoMagmaAndNoLinalgsolver", "skipCUDAIfRocm"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -89,20 +94,63 @@ def skipMeta(fn: _F) -> _F:
     return skipMetaIf(True, "test doesn't work with meta tensors")(fn)
 
 
-OPS_UNAVAILABLE = ("ops: OpInfo-driven tests need upstream's operator database "
-                   "(common_methods_invocations.op_db), which torch_testing_ext does not provide")
+def skipXPU(fn: _F) -> _F:
+    """Skip the XPU variant."""
+    return skipXPUIf(True, "test doesn't work on XPU backend")(fn)
 
 
-class ops:
-    """Upstream's per-OpInfo parametrization, accepted so that a file using it imports: the
-    decorated test skips with :data:`OPS_UNAVAILABLE`. The arguments are kept as given."""
+def skipCPUIfNoLapack(fn: _F) -> _F:
+    """Skip the CPU variant where torch was built without LAPACK."""
+    return skipCPUIf(not built_with_lapack(), "PyTorch compiled without Lapack")(fn)
 
-    def __init__(self, op_list: Iterable[Any], *, dtypes: Any = None,
-                 allowed_dtypes: Iterable[Any] | None = None, skip_if_dynamo: bool = True) -> None:
-        self.op_list = list(op_list)
-        self.opinfo_dtypes = dtypes
-        self.allowed_dtypes = None if allowed_dtypes is None else set(allowed_dtypes)
-        self.skip_if_dynamo = skip_if_dynamo
 
-    def __call__(self, fn: _F) -> _F:
-        return skip_when(lambda _test: OPS_UNAVAILABLE)(fn)
+def skipCPUIfNoFFT(fn: _F) -> _F:
+    """Skip the CPU variant where torch was built without FFT support."""
+    return skipCPUIf(not built_with_spectral(), "PyTorch is built without FFT support")(fn)
+
+
+def skipCPUIfNoMklSparse(fn: _F) -> _F:
+    """Skip the CPU variant without MKL's sparse routines (no MKL, or Windows, where torch does
+    not link them)."""
+    return skipCPUIf(sys.platform == "win32" or not torch.backends.mkl.is_available(),
+                     "PyTorch is built without MKL support")(fn)
+
+
+def has_cusolver() -> bool:
+    """Whether CUDA linear algebra uses cuSOLVER (a CUDA build; ROCm has hipSOLVER)."""
+    return torch.version.hip is None
+
+
+def has_hipsolver() -> bool:
+    """Whether CUDA linear algebra uses hipSOLVER (a ROCm build)."""
+    return torch.version.hip is not None
+
+
+def skipCUDAIfNoMagma(fn: _F) -> _F:
+    """Skip the CUDA variant where torch was built without MAGMA."""
+    return skipCUDAIf(not torch.cuda.has_magma, "no MAGMA library detected")(fn)
+
+
+def skipCUDAIfNoCusolver(fn: _F) -> _F:
+    """Skip the CUDA variant without cuSOLVER or hipSOLVER (never, on today's builds)."""
+    return skipCUDAIf(not has_cusolver() and not has_hipsolver(), "cuSOLVER not available")(fn)
+
+
+def skipCUDAIfNoMagmaAndNoCusolver(fn: _F) -> _F:
+    """Skip the CUDA variant with neither cuSOLVER nor MAGMA."""
+    return fn if has_cusolver() else skipCUDAIfNoMagma(fn)
+
+
+def skipCUDAIfNoMagmaAndNoLinalgsolver(fn: _F) -> _F:
+    """Skip the CUDA variant with neither cuSOLVER/hipSOLVER nor MAGMA."""
+    return fn if has_cusolver() or has_hipsolver() else skipCUDAIfNoMagma(fn)
+
+
+def skipCUDAIfRocm(func: _F | None = None, *,
+                   msg: str = "test doesn't currently work on the ROCm stack") -> Any:
+    """Skip the CUDA variant on a ROCm build: ``@skipCUDAIfRocm`` or ``@skipCUDAIfRocm(msg=...)``."""
+
+    def decorate(fn: _F) -> _F:
+        return skipCUDAIf(torch.version.hip is not None, f"skipCUDAIfRocm: {msg}")(fn)
+
+    return decorate(func) if func is not None else decorate

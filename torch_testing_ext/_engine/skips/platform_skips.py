@@ -12,6 +12,7 @@ them never fire, and the "pass in Sandcastle" skips are plain skips.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import platform
 import sys
@@ -22,8 +23,9 @@ from typing import Any, TypeVar
 import torch
 
 from ... import devices
+from .._torch_private import dsl_available
 from ..worlds import settings
-from .skip_checks import skip_if, static_skip_if
+from .skip_checks import skip_if, skip_when, static_skip_if
 
 __all__ = [
     "TEST_CUDA",
@@ -75,6 +77,14 @@ __all__ = [
     "xfailIfTorchDynamo",
     "skip_but_pass_in_sandcastle",
     "skip_but_pass_in_sandcastle_if",
+    "IS_ARM64",
+    "IS_PPC",
+    "MACOS_VERSION",
+    "TEST_SCIPY",
+    "USE_PYTEST",
+    "skipIfNoTritonDSL",
+    "skipIfNoCuteDSL",
+    "markDynamoStrictTest",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -113,6 +123,17 @@ TEST_WITH_DEV_DBG_ASAN: bool = _read_at_import(settings.TEST_WITH_DEV_DBG_ASAN)
 # Every supported platform offers the spawn start method; kept for upstream-style imports.
 NO_MULTIPROCESSING_SPAWN: bool = False
 
+
+
+IS_ARM64: bool = platform.machine() in ("arm64", "aarch64", "ARM64")
+IS_PPC: bool = platform.machine() == "ppc64le"
+# The macOS version as major.minor (15.4), -1.0 elsewhere.
+MACOS_VERSION: float = float(".".join(platform.mac_ver()[0].split(".")[:2]) or -1)
+# SciPy can be imported (found, not imported: importing it takes time).
+TEST_SCIPY: bool = importlib.util.find_spec("scipy") is not None
+# Tests run under ``run_tests --use-pytest`` (upstream's switch; this harness's run_tests runs
+# unittest, and pytest runs the files itself).
+USE_PYTEST: bool = False
 
 
 def _sanitizer_flag(name: str) -> bool:
@@ -300,3 +321,27 @@ def skip_but_pass_in_sandcastle_if(condition: bool, reason: str) -> Callable[[_F
     """Skip when ``condition`` holds (Meta's internal CI reports such skips as passes); as
     upstream's, a ``unittest.skipIf``."""
     return static_skip_if(condition, reason)
+
+
+def skipIfNoTritonDSL(fn: _F) -> _F:
+    """Skip unless torch's native ops can use the Triton kernel DSL."""
+    return skip_when(lambda _test: None if dsl_available("triton") else "Triton DSL not available")(fn)
+
+
+def skipIfNoCuteDSL(fn: _F) -> _F:
+    """Skip unless torch's native ops can use the CuTeDSL kernel DSL."""
+    return skip_when(lambda _test: None if dsl_available("cutedsl") else "CuTeDSL not available")(fn)
+
+
+def markDynamoStrictTest(cls_or_func: Any = None, nopython: bool = False) -> Any:
+    """Mark a test class (``dynamo_strict``, ``dynamo_strict_nopython``) or test as one that runs
+    under Dynamo in strict mode. Only a run of every test under Dynamo reads the mark, which this
+    harness has not: a class keeps the mark, a test is returned as it is. Usable bare or called."""
+
+    def mark(target: Any) -> Any:
+        if inspect.isclass(target):
+            setattr(target, "dynamo_strict", True)  # noqa: B010  # upstream's marks on any class
+            setattr(target, "dynamo_strict_nopython", nopython)  # noqa: B010
+        return target
+
+    return mark if cls_or_func is None else mark(cls_or_func)

@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import os
+import unittest
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,6 +20,8 @@ import torch
 
 __all__ = [
     "TEST_WITH_SLOW_GRADCHECK",
+    "GRADCHECK_NONDET_TOL",
+    "skipIfSlowGradcheckEnv",
     "gradcheck",
     "gradgradcheck",
     "_assertGradAndGradgradChecks",
@@ -27,6 +30,14 @@ __all__ = [
 
 # Upstream's flag: exactly "1" turns it on.
 TEST_WITH_SLOW_GRADCHECK: bool = os.environ.get("PYTORCH_TEST_WITH_SLOW_GRADCHECK", "") == "1"
+
+# The tolerance gradcheck's ``nondet_tol`` gets for ops whose backward is not deterministic.
+GRADCHECK_NONDET_TOL: float = 1e-12
+
+# Skips a test that runs no gradcheck when the whole run is the slow-gradcheck one (it would
+# only repeat a run without it).
+skipIfSlowGradcheckEnv = unittest.skipIf(
+    TEST_WITH_SLOW_GRADCHECK, "Tests that don't use gradcheck don't need to run on slow_gradcheck CI")
 
 # Absolute tolerances by dtype that older tests pass as ``prec``; new tests should use
 # assertEqual's own tolerances.

@@ -22,6 +22,14 @@ __unittest = True
 _FLOAT_RTOL = 1e-7
 _FLOAT_ATOL = 1e-7
 
+# assert_close's documented default (rtol, atol) by dtype (0, 0 for the others): the base a
+# floor raises.
+_DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5), torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7), torch.complex32: (1e-3, 1e-5), torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (bool, int, float, complex)) and not isinstance(value, torch.Tensor)
@@ -51,7 +59,7 @@ def _fail(path: str, detail: str) -> None:
 
 def _compare_tensors(
     actual: Any, expected: Any, path: str, rtol: float | None, atol: float | None,
-    exact_dtype: bool, exact_device: bool,
+    exact_dtype: bool, exact_device: bool, floors: tuple[float, float] = (0.0, 0.0),
 ) -> None:
     anchor = actual if isinstance(actual, torch.Tensor) else expected
     both_tensors = isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor)
@@ -67,6 +75,10 @@ def _compare_tensors(
     if not exact_dtype and actual_t.dtype != expected_t.dtype:
         common = torch.promote_types(actual_t.dtype, expected_t.dtype)
         actual_t, expected_t = actual_t.to(common), expected_t.to(common)
+    if floors != (0.0, 0.0):
+        default_rtol, default_atol = _DEFAULT_TOLERANCES.get(actual_t.dtype, (0.0, 0.0))
+        rtol = max(default_rtol if rtol is None else rtol, floors[1])
+        atol = max(default_atol if atol is None else atol, floors[0])
     try:
         torch.testing.assert_close(
             actual_t, expected_t, rtol=rtol, atol=atol, equal_nan=True,
@@ -77,7 +89,8 @@ def _compare_tensors(
 
 
 def _compare_numbers(
-    actual: Any, expected: Any, path: str, rtol: float | None, atol: float | None
+    actual: Any, expected: Any, path: str, rtol: float | None, atol: float | None,
+    floors: tuple[float, float] = (0.0, 0.0),
 ) -> None:
     if isinstance(actual, bool) or isinstance(expected, bool) or (
         isinstance(actual, int) and isinstance(expected, int)
@@ -85,8 +98,8 @@ def _compare_numbers(
         if actual != expected:
             _fail(path, f"{actual!r} != {expected!r}")
         return
-    rtol = _FLOAT_RTOL if rtol is None else rtol
-    atol = _FLOAT_ATOL if atol is None else atol
+    rtol = max(_FLOAT_RTOL if rtol is None else rtol, floors[1])
+    atol = max(_FLOAT_ATOL if atol is None else atol, floors[0])
     for a, e in ((complex(actual).real, complex(expected).real),
                  (complex(actual).imag, complex(expected).imag)):
         if math.isnan(a) and math.isnan(e):
@@ -105,23 +118,26 @@ def assert_equal(
     exact_dtype: bool = True,
     exact_device: bool = False,
     path: str = "",
+    floors: tuple[float, float] = (0.0, 0.0),
 ) -> None:
-    """Raise AssertionError, naming where, unless ``actual`` equals ``expected``."""
+    """Raise AssertionError, naming where, unless ``actual`` equals ``expected``. ``floors``:
+    the least ``(atol, rtol)`` any comparison of floating values uses (a test's
+    ``precisionOverride``/``toleranceOverride``), above the given or default tolerances."""
     if (rtol is None) != (atol is None):
         raise ValueError("rtol and atol must both be given or both be omitted")
     if actual is None or expected is None:
         if actual is not expected:
             _fail(path, f"{actual!r} is not {expected!r}")
     elif isinstance(actual, torch.Tensor) or isinstance(expected, torch.Tensor):
-        _compare_tensors(actual, expected, path, rtol, atol, exact_dtype, exact_device)
+        _compare_tensors(actual, expected, path, rtol, atol, exact_dtype, exact_device, floors)
     elif _is_number(actual) and _is_number(expected):
-        _compare_numbers(actual, expected, path, rtol, atol)
+        _compare_numbers(actual, expected, path, rtol, atol, floors)
     elif isinstance(actual, Mapping) and isinstance(expected, Mapping):
         if set(actual) != set(expected):
             _fail(path, f"keys differ: {sorted(map(repr, actual))} != {sorted(map(repr, expected))}")
         for key in expected:
             assert_equal(actual[key], expected[key], rtol=rtol, atol=atol, exact_dtype=exact_dtype,
-                         exact_device=exact_device, path=f"{path}[{key!r}]")
+                         exact_device=exact_device, floors=floors, path=f"{path}[{key!r}]")
     elif isinstance(actual, torch.Size) or isinstance(expected, torch.Size):
         # A shape equals any sequence of the same sizes (a list too), as upstream's assertEqual
         # has it; a mismatch shows both shapes whole.
@@ -135,10 +151,10 @@ def assert_equal(
             _fail(path, f"lengths differ: {len(actual)} != {len(expected)}{shown}")
         for index, (a, e) in enumerate(zip(actual, expected, strict=True)):
             assert_equal(a, e, rtol=rtol, atol=atol, exact_dtype=exact_dtype,
-                         exact_device=exact_device, path=f"{path}[{index}]")
+                         exact_device=exact_device, floors=floors, path=f"{path}[{index}]")
     elif type(actual).__module__ == "numpy" or type(expected).__module__ == "numpy":
         anchor = torch.empty(0)
         assert_equal(_as_tensor(actual, anchor), _as_tensor(expected, anchor), rtol=rtol,
-                     atol=atol, exact_dtype=exact_dtype, exact_device=exact_device, path=path)
+                     atol=atol, exact_dtype=exact_dtype, exact_device=exact_device, floors=floors, path=path)
     elif actual != expected:
         _fail(path, f"{actual!r} != {expected!r}")

@@ -47,8 +47,8 @@ import torch
 from .._torch_private import harness_refuses_dotted_test_names
 
 __all__ = ["parametrize", "instantiate_parametrized_tests", "subtest", "decorateIf", "Variant",
-           "variants", "add_test", "value_name", "dtype_name", "validate_test_name",
-           "REFUSES_DOTTED_NAMES"]
+           "variants", "variants_of", "parametrize_layers", "add_test", "GENERIC_QUALNAME_ATTR", "value_name",
+           "dtype_name", "validate_test_name", "REFUSES_DOTTED_NAMES"]
 
 __unittest = True
 
@@ -56,6 +56,7 @@ _T = TypeVar("_T", bound=type)
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 _PARAMS_ATTR = "__tte_parametrize__"
 _DECORATE_IF_ATTR = "__tte_decorate_if__"
+GENERIC_QUALNAME_ATTR = "__tte_generic_qualname__"
 
 
 #: Whether generated test names containing ``"."`` are refused: as the installed torch's own
@@ -167,16 +168,27 @@ def decorateIf(
     return mark
 
 
+def parametrize_layers(fn: Callable[..., Any]) -> list[list[Variant]]:
+    """The cases of each ``@parametrize`` on ``fn``, top decorator first."""
+    return list(getattr(fn, _PARAMS_ATTR, []))
+
+
 def variants(fn: Callable[..., Any]) -> list[Variant]:
     """Every combination of ``fn``'s ``@parametrize`` values (one empty variant if none), named
     top decorator first."""
+    return variants_of(getattr(fn, _PARAMS_ATTR, []), fn.__name__)
+
+
+def variants_of(layers: Sequence[Sequence[Variant]], test_name: str) -> list[Variant]:
+    """:func:`variants` of the ``@parametrize`` layers ``layers`` (top first) of test
+    ``test_name``."""
     combos = []
-    for combo in itertools.product(*getattr(fn, _PARAMS_ATTR, [])):
+    for combo in itertools.product(*layers):
         kwargs: dict[str, Any] = {}
         for part in combo:
             twice = kwargs.keys() & part.kwargs.keys()
             if twice:
-                raise RuntimeError(f"{fn.__name__}: parameters {sorted(twice)} are parametrized by more than "
+                raise RuntimeError(f"{test_name}: parameters {sorted(twice)} are parametrized by more than "
                                    "one @parametrize")
             kwargs.update(part.kwargs)
         combos.append(Variant(_join_names(part.suffix for part in combo), kwargs,
@@ -207,9 +219,11 @@ def validate_test_name(name: str) -> None:
 
 
 def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, Any],
-             decorators: Iterable[Decorator] = ()) -> None:
+             decorators: Iterable[Decorator] = (),
+             around: Callable[[Any, Callable[..., Any], dict[str, Any]], Any] | None = None) -> None:
     """Add test method ``name`` to ``cls``: ``body`` called with ``kwargs``, decorated by
-    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``.
+    ``decorators`` and by those of its ``decorateIf``s whose predicate holds for ``kwargs``;
+    ``around(test, decorated body, kwargs)``, if given, makes the call.
     A name with ``"."`` is refused where the installed torch refuses it
     (:data:`REFUSES_DOTTED_NAMES`)."""
     if REFUSES_DOTTED_NAMES:
@@ -224,12 +238,17 @@ def add_test(cls: type, name: str, body: Callable[..., Any], kwargs: dict[str, A
 
     @functools.wraps(body)
     def test(self: Any) -> Any:
+        if around is not None:
+            return around(self, body, kwargs)
         return body(self, **kwargs)
 
     # Hide the parametrized signature from tools that unwrap (pytest would ask for fixtures
     # named after the parameters).
     del test.__wrapped__
     _strip_markers(test)
+    # The generic test's name, as upstream's instantiated tests keep it (they are its wraps):
+    # a sample input iterator seeds from it (see tracked_inputs.TrackedInputIter).
+    test.__dict__.setdefault(GENERIC_QUALNAME_ATTR, body.__qualname__)
     test.__name__ = name
     test.__qualname__ = f"{cls.__qualname__}.{name}"
     setattr(cls, name, test)

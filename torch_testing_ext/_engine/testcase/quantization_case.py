@@ -4,13 +4,11 @@
 method name, ``call_module`` of a module type); ``QuantizationTestCase.checkGraphModuleNodes``
 counts and orders a graph module's nodes by it. ``setUp`` draws upstream's sample batches, in
 upstream's order, so the random state a test body starts from is the one it has upstream.
-``override_quantized_engine`` switches ``torch.backends.quantized.engine`` for a block.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
@@ -18,7 +16,7 @@ from torch.ao.quantization.quant_type import QuantType
 
 from .tensor_testcase import TestCase
 
-__all__ = ["NodeSpec", "QuantizationTestCase", "override_quantized_engine"]
+__all__ = ["NodeSpec", "QuantizationTestCase"]
 
 
 class NodeSpec:
@@ -147,15 +145,3 @@ class QuantizationTestCase(TestCase):
         if print_str:
             print(text)
         return text
-
-
-@contextlib.contextmanager
-def override_quantized_engine(engine: str) -> Iterator[None]:
-    """Within the block, quantized operators run on ``engine`` (``"qnnpack"``, ``"x86"``...);
-    the engine before it is restored after, however the block ends."""
-    before = torch.backends.quantized.engine
-    torch.backends.quantized.engine = engine
-    try:
-        yield
-    finally:
-        torch.backends.quantized.engine = before

@@ -83,6 +83,11 @@ class TestCase(expecttest.TestCase):
     Also upstream's ``assertNotWarn`` and ``_attempt_load_from_subprocess``.
     """
 
+    # The least absolute and relative tolerance assertEqual uses for floating values: a device-type
+    # test's precisionOverride/toleranceOverride sets them for its dtype while it runs.
+    precision: float = 0.0
+    rel_tol: float = 0.0
+
     def setUp(self) -> None:
         super().setUp()
         seed_everything()
@@ -91,7 +96,7 @@ class TestCase(expecttest.TestCase):
         self, actual: Any, expected: Any, msg: str | None = None,
         **options: Unpack[ComparisonOptions],
     ) -> None:
-        mismatch = _mismatch(actual, expected, options)
+        mismatch = _mismatch(actual, expected, options, (self.precision, self.rel_tol))
         if mismatch is not None:
             raise self.failureException(f"{msg}\n{mismatch}" if msg else mismatch)
 
@@ -99,7 +104,7 @@ class TestCase(expecttest.TestCase):
         self, actual: Any, expected: Any, msg: str | None = None,
         **options: Unpack[ComparisonOptions],
     ) -> None:
-        if _mismatch(actual, expected, options) is None:
+        if _mismatch(actual, expected, options, (self.precision, self.rel_tol)) is None:
             detail = f"{actual!r} == {expected!r}"
             raise self.failureException(f"{msg}\n{detail}" if msg else detail)
 
@@ -179,10 +184,12 @@ class ComparisonOptions(TypedDict, total=False):
     exact_device: bool
 
 
-def _mismatch(actual: Any, expected: Any, options: ComparisonOptions) -> str | None:
-    """Why ``actual`` does not equal ``expected``, or None when it does."""
+def _mismatch(actual: Any, expected: Any, options: ComparisonOptions,
+              floors: tuple[float, float] = (0.0, 0.0)) -> str | None:
+    """Why ``actual`` does not equal ``expected``, or None when it does (``floors``: the least
+    ``(atol, rtol)``)."""
     try:
-        assert_equal(actual, expected, **options)
+        assert_equal(actual, expected, floors=floors, **options)
     except AssertionError as error:
         return str(error)
     return None
