@@ -30,6 +30,7 @@ __all__ = [
     "SM120OrLater",
     "_get_torch_cuda_version",
     "_get_torch_rocm_version",
+    "ROCM_VERSION",
     "_get_magma_version",
     "TEST_CUDNN",
     "tf32_off",
@@ -110,6 +111,10 @@ PLATFORM_SUPPORTS_FP8_SPARSE = devices.LazyFlag(_fp8_sparse_supported)
 def _get_torch_cuda_version() -> tuple[int, ...]:
     """The CUDA version torch was built with (``(12, 8)``), ``(0, 0)`` without CUDA."""
     return devices.torch_cuda_version()
+
+
+# The ROCm version torch was built with as (major, minor), (0, 0) without ROCm.
+ROCM_VERSION: tuple[int, ...] = devices.torch_rocm_version()[:2]
 
 
 def _get_torch_rocm_version() -> tuple[int, ...]:

@@ -5,7 +5,9 @@ import importlib.util
 import platform
 from unittest import mock
 
-from torch_testing_ext import common_utils
+import torch
+
+from torch_testing_ext import common_cuda, common_utils, devices
 from torch_testing_ext._engine.skips import platform_skips
 from torch_testing_ext._engine.skips.skip_checks import pending_skip
 from torch_testing_ext.common_utils import TestCase
@@ -33,8 +35,21 @@ class TestPlatformNames(TestCase):
         with mock.patch.object(platform_skips, "dsl_available", return_value=False):
             self.assertEqual(reason(common_utils.skipIfNoTritonDSL(_body)), "Triton DSL not available")
             self.assertEqual(reason(common_utils.skipIfNoCuteDSL(_body)), "CuTeDSL not available")
+            self.assertEqual(reason(common_utils.skipIfNoFlyDSL(_body)), "FlyDSL not available")
         with mock.patch.object(platform_skips, "dsl_available", return_value=True):
             self.assertIsNone(reason(common_utils.skipIfNoTritonDSL(_body)))
+            self.assertIsNone(reason(common_utils.skipIfNoFlyDSL(_body)))
+
+    def test_names_torch_2_15s_op_db_reads(self):
+        self.assertIs(common_utils.IS_APPLE_M1, False)  # no MPS device here
+        self.assertIs(common_utils.TEST_NVMATH, False)  # a CPU build of torch, no nvmath-python
+        self.assertEqual(reason(common_utils.skipIfNoNvmath(_body)), "nvmath-python not available")
+        with mock.patch.object(platform_skips, "TEST_NVMATH", True):
+            self.assertIsNone(reason(common_utils.skipIfNoNvmath(_body)))
+        self.assertIs(platform_skips._module_found("no_such_package.bindings"), False)
+        self.assertEqual(common_cuda.ROCM_VERSION, (0, 0))  # not a ROCm build
+        with mock.patch.object(torch.version, "hip", "7.1.25424-4179531dcd"):
+            self.assertEqual(devices.torch_rocm_version()[:2], (7, 1))
 
     def test_mark_dynamo_strict_test(self):
         class Marked:

@@ -84,6 +84,10 @@ __all__ = [
     "USE_PYTEST",
     "skipIfNoTritonDSL",
     "skipIfNoCuteDSL",
+    "skipIfNoFlyDSL",
+    "IS_APPLE_M1",
+    "TEST_NVMATH",
+    "skipIfNoNvmath",
     "markDynamoStrictTest",
 ]
 
@@ -129,6 +133,20 @@ IS_ARM64: bool = platform.machine() in ("arm64", "aarch64", "ARM64")
 IS_PPC: bool = platform.machine() == "ppc64le"
 # The macOS version as major.minor (15.4), -1.0 elsewhere.
 MACOS_VERSION: float = float(".".join(platform.mac_ver()[0].split(".")[:2]) or -1)
+# An Apple M1 GPU is the MPS device (some ops' expected failures name it).
+IS_APPLE_M1: bool = (torch.backends.mps.is_available()
+                     and str(getattr(torch.backends.mps, "get_name", lambda: "")()).startswith("Apple M1"))
+
+
+def _module_found(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ImportError:  # its parent package is missing
+        return False
+
+
+# nvmath-python's bindings are installed and torch is a CUDA build (linalg's nvmath paths).
+TEST_NVMATH: bool = _module_found("nvmath.bindings") and torch.version.cuda is not None
 # SciPy can be imported (found, not imported: importing it takes time).
 TEST_SCIPY: bool = importlib.util.find_spec("scipy") is not None
 # Tests run under ``run_tests --use-pytest`` (upstream's switch; this harness's run_tests runs
@@ -331,6 +349,16 @@ def skipIfNoTritonDSL(fn: _F) -> _F:
 def skipIfNoCuteDSL(fn: _F) -> _F:
     """Skip unless torch's native ops can use the CuTeDSL kernel DSL."""
     return skip_when(lambda _test: None if dsl_available("cutedsl") else "CuTeDSL not available")(fn)
+
+
+def skipIfNoFlyDSL(fn: _F) -> _F:
+    """Skip unless torch's native ops can use the FlyDSL kernel DSL."""
+    return skip_when(lambda _test: None if dsl_available("flydsl") else "FlyDSL not available")(fn)
+
+
+def skipIfNoNvmath(fn: _F) -> _F:
+    """Skip unless nvmath-python is installed beside a CUDA build of torch."""
+    return static_skip_if(not TEST_NVMATH, "nvmath-python not available")(fn)
 
 
 def markDynamoStrictTest(cls_or_func: Any = None, nopython: bool = False) -> Any:
