@@ -5,6 +5,7 @@ the meshes, models, converter, shard orders and the LocalTensor variant of a cla
 import contextlib
 import os
 import unittest
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -17,10 +18,12 @@ from torch_testing_ext._engine.dtensor_bases.dtensor_facts import default_world_
 from torch_testing_ext._engine.dtensor_bases.dtensor_test_base import init_dtensor_group
 from torch_testing_ext._engine.dtensor_bases.local_tensor_cases import HAS_LOCAL_TENSOR
 from torch_testing_ext.common_utils import TestCase
+from torch_testing_ext.distributed._tensor import common_dtensor
 from torch_testing_ext.distributed._tensor.common_dtensor import (
     DEVICE_TYPE,
     NUM_DEVICES,
     PG_BACKEND,
+    DTensorContinuousTestBase,
     DTensorConverter,
     DTensorOpTestBase,
     DTensorTestBase,
@@ -212,6 +215,13 @@ class Recorder:
         self.calls.append(("destroy",))
 
 
+def pretend_dtensor_facts(accelerator, count):
+    """The face's machine facts patched as upstream's tests patch common_dtensor's globals."""
+    return mock.patch.multiple(common_dtensor, TEST_CUDA=accelerator == "cuda", TEST_XPU=accelerator == "xpu",
+                               TEST_HPU=False, TEST_PRIVATEUSE1=False, DEVICE_COUNT=count,
+                               DEVICE_TYPE=accelerator or "cpu")
+
+
 class TestWithComms(TestCase):
     def test_every_call_form(self):
         forms = {
@@ -283,11 +293,33 @@ class TestDefaults(TestCase):
             ("xpu", 4): (4, "xpu", "xpu"),
         }
         for (accelerator, count), expected in machines.items():
+            # The device counts come from the machine, the mesh's choice from the face's globals
+            # (upstream's tests patch those).
             with self.subTest(accelerator=accelerator, count=count), \
-                    pretend_accelerator(accelerator, count):
+                    pretend_accelerator(accelerator, count), pretend_dtensor_facts(accelerator, count):
                 world_size = default_world_size()
                 self.assertEqual((world_size, mesh_device_type(world_size), mesh_device_type(4)),
                                  expected)
+
+    def test_bases_choose_by_the_faces_globals_as_upstreams_do(self):
+        class Continuous(DTensorContinuousTestBase):
+            world_size = 4
+
+            def test_x(self):
+                pass
+
+        class PerTest(DTensorTestBase):
+            world_size = 4
+
+            def test_x(self):
+                pass
+
+        for count, expected in ((0, ("cpu", "gloo")), (3, ("cpu", "gloo")), (4, ("cuda", "nccl"))):
+            with self.subTest(count=count), pretend_dtensor_facts("cuda", count):
+                self.assertEqual((Continuous("test_x").device_type, Continuous.backend_str()), expected)
+                case = PerTest("test_x")
+                self.assertEqual((case.device_type, case.backend), expected)
+        self.assertEqual(Continuous.backend_str(), devices.default_backend(mesh_device_type(4)))
 
     def test_base_in_the_test_process(self):
         test = TestDTensorOnRanks("test_build_device_mesh")

@@ -10,7 +10,16 @@ from __future__ import annotations
 from ..._engine.distributed_bases.subtests import run_subtests
 from ..._engine.dtensor_bases.converter import DTensorConverter
 from ..._engine.dtensor_bases.dtensor_continuous import DTensorContinuousTestBase
-from ..._engine.dtensor_bases.dtensor_facts import DEVICE_COUNT, DEVICE_TYPE, NUM_DEVICES, PG_BACKEND
+from ..._engine.dtensor_bases.dtensor_facts import (
+    DEVICE_COUNT,
+    DEVICE_TYPE,
+    NUM_DEVICES,
+    PG_BACKEND,
+    TEST_CUDA,
+    TEST_HPU,
+    TEST_PRIVATEUSE1,
+    TEST_XPU,
+)
 from ..._engine.dtensor_bases.dtensor_test_base import DTensorTestBase, DTensorTestMixin, skip_unless_torch_gpu
 from ..._engine.dtensor_bases.group_per_rank import DTensorOpTestBase
 from ..._engine.dtensor_bases.local_tensor_cases import (
@@ -61,6 +70,8 @@ from ..._engine.skips.skip_codes import TEST_SKIPS
 
 __all__ = [
     "DEVICE_TYPE", "DEVICE_COUNT", "PG_BACKEND", "NUM_DEVICES",
+    # Read by the bases when they choose a device (a test may patch them to pretend a machine).
+    "TEST_CUDA", "TEST_XPU", "TEST_HPU", "TEST_PRIVATEUSE1",
     "DTensorTestMixin", "DTensorTestBase", "DTensorOpTestBase", "DTensorContinuousTestBase",
     "LocalDTensorTestBase", "LocalDTensorOpTestBase", "LocalDTensorContinuousTestBase",
     "with_comms", "skip_unless_torch_gpu", "DTensorConverter",
