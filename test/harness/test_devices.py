@@ -36,9 +36,15 @@ class TestDeviceFacts(TestCase):
         unasked = dataclasses.replace(devices.facts(), accelerator="cuda", device_count=2,
                                       cuda_capability=devices.UNPROBED)
         environ = {}
-        with mock.patch.object(devices, "facts", lambda: unasked), \
-                mock.patch("torch.cuda.get_device_capability", lambda device=0: (9, 0)):
-            devices.export_facts(environ)
+        # cuda_capability() keeps its first answer: a test before this one (loading op_db reads
+        # the SM*OrLater flags) may have asked this CPU machine already.
+        devices.cuda_capability.cache_clear()
+        try:
+            with mock.patch.object(devices, "facts", lambda: unasked), \
+                    mock.patch("torch.cuda.get_device_capability", lambda device=0: (9, 0)):
+                devices.export_facts(environ)
+        finally:
+            devices.cuda_capability.cache_clear()  # forget the pretended machine's answer
         self.assertEqual(json.loads(environ[devices.FACTS_ENV])["cuda_capability"], [9, 0])
 
     def test_exported_facts_are_read_back_without_probing(self):
