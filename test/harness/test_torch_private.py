@@ -1108,6 +1108,26 @@ class TestPrivateAccessContracts(TestCase):
                 t.shape  # noqa: B018 - seen outside the block
             self.assertEqual(len(seen), 1)
 
+    def test_torch_dispatch_disabled(self):
+        with contract("torch_dispatch_disabled"):
+            from torch.utils._python_dispatch import TorchDispatchMode
+
+            seen = []
+
+            class Ops(TorchDispatchMode):
+                def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                    seen.append(func)
+                    return func(*args, **(kwargs or {}))
+
+            t = torch.ones(2)
+            with Ops():
+                with private.torch_dispatch_disabled():
+                    copy = t.to("cpu", copy=True)
+                self.assertEqual(seen, [])
+                self.assertEqual(copy.tolist(), [1.0, 1.0])
+                t.to("cpu", copy=True)  # seen outside the block
+            self.assertGreaterEqual(len(seen), 1)
+
     def test_group_ranks_by_name(self):
         with contract("group_ranks_by_name"):
             dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)

@@ -99,6 +99,7 @@ __all__ = [
     "hidden_from_warnings",
     "HIDDEN_FROM_WARNINGS",
     "torch_function_disabled",
+    "torch_dispatch_disabled",
     "group_ranks_by_name",
     "never_compile_frames",
     "harness_refuses_dotted_test_names",
@@ -1016,6 +1017,15 @@ def torch_function_disabled() -> contextlib.AbstractContextManager[Any]:
     import torch
 
     return torch._C.DisableTorchFunction()
+
+
+@_private("torch._C._DisableTorchDispatch")
+def torch_dispatch_disabled() -> contextlib.AbstractContextManager[Any]:
+    """A block in which no ``TorchDispatchMode`` (nor a tensor subclass's ``__torch_dispatch__``)
+    runs: a copy of a plain tensor made in it is not seen by the test's dispatch modes."""
+    import torch
+
+    return torch._C._DisableTorchDispatch()
 
 
 @_private("torch._C._dynamo.eval_frame.set_code_exec_strategy, _FrameExecStrategy, _FrameAction")

@@ -16,6 +16,9 @@
   marker the harness cannot use is an error of its own test (one line naming every bad
   argument), not of the file's collection. A launched rank's fixture teardown that leaves by
   ``sys.exit()``, ``pytest.exit()`` or ``KeyboardInterrupt`` is an error naming the rank.
+- **Tests across worlds** (``@pytest.mark.worlds(1, 2, 4)``): one test that runs in a world
+  of each size, with the process group up in every rank and the ``compare`` fixture; it passes
+  only if every world passed and every compared value agrees (``_engine.many_worlds``).
 """
 
 from __future__ import annotations
@@ -29,8 +32,17 @@ import pytest
 from .._engine.launched.launcher_env import check_every_setting
 from .._engine.pytest_native.item_state import KEPT_WORLDS, NEXT_KEY
 from .._engine.pytest_native.rank_failure_report import rank_failure_longrepr
-from .._engine.pytest_native.rank_fixtures import backend, device, process_group, rank, world_size  # noqa: F401  # fixtures pytest finds here
+from .._engine.many_worlds.worlds_spec import WORLDS_MARK_NAME
+from .._engine.pytest_native.rank_fixtures import (  # noqa: F401  # fixtures pytest finds here
+    backend,
+    compare,
+    device,
+    process_group,
+    rank,
+    world_size,
+)
 from .._engine.pytest_native.ranks_function import (
+    WORLDS_MARK_HELP,
     LaunchedRanksFunction,
     closest_mark,
     is_ranks_item,
@@ -58,6 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"torch_testing_ext: {error}") from None
     give_junitxml_rank_suffix(config)
     config.addinivalue_line("markers", MARK_HELP)
+    config.addinivalue_line("markers", WORLDS_MARK_HELP)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -78,7 +91,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.hookimpl(wrapper=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Generator[None, Any, Any]:
     """Check a test function's ``world_size`` marker; one with several sizes takes the
-    ``world_size`` fixture, so that each size can be a test of its own."""
+    ``world_size`` fixture, so that each size can be a test of its own. A test across worlds
+    takes the ``process_group`` fixture: the group is up in each of its ranks."""
+    if inspect.isfunction(obj) and closest_mark(collector, obj, WORLDS_MARK_NAME) is not None:
+        pytest.mark.usefixtures("process_group")(obj)
+        return (yield)
     mark = closest_mark(collector, obj) if inspect.isfunction(obj) else None
     checked = usable_mark(collector.config, mark) if mark is not None else None
     if checked is not None and len(checked.sizes) > 1:
@@ -89,7 +106,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """One test per size of a ``world_size`` marker with several (``test_x[2ranks]``)."""
     mark = metafunc.definition.get_closest_marker(MARK_NAME)
-    if mark is None:
+    if mark is None or metafunc.definition.get_closest_marker(WORLDS_MARK_NAME) is not None:
         return
     checked = usable_mark(metafunc.config, mark)
     if checked is not None and len(checked.sizes) > 1:

@@ -7,7 +7,9 @@ the test method runs, between the hooks ``setUpRank()`` and ``tearDownRank()`` a
 RNG seeded alike; ``setUp``/``tearDown`` run in the test's own process, as upstream.
 
 Upstream-style subclasses that call ``self._spawn_processes()`` in ``setUp`` keep working;
-subclasses that don't are spawned all the same.
+subclasses that don't are spawned all the same. A method decorated with ``across_worlds(1, 2, 4)``
+runs in a world of each size and compares what its ranks record with ``self.compare``
+(``torch_testing_ext._engine.many_worlds``).
 
 When a launcher (``torchrun``) started this process as one rank of a job, nothing is spawned:
 each test runs here as that rank, with every rank of the job, and each reports the verdict of
@@ -30,12 +32,15 @@ from __future__ import annotations
 
 import functools
 import os
+import unittest
 from typing import Any
 
 from .._torch_private import test_method_name
 from ..launched.launched_run import LaunchedTest
 from ..launched.launched_world import LaunchedWorld
 from ..launched.launcher_env import launched_rank
+from ..many_worlds.unittest_worlds import compare_in_rank, run_test_across_worlds, sized_for_its_world, worlds_of
+from ..skips.skip_checks import skip_or_check_settings
 from ..testcase.ranks_testcase import RanksTestCase, dispatch_to_ranks
 from ..testcase.tensor_testcase import current_seed
 from ..worlds import settings
@@ -79,6 +84,11 @@ class MultiProcessTestCase(RanksTestCase):
     same hooks, on ``world_size`` of the launcher's ranks (a test that needs more skips).
     """
 
+    def __init__(self, methodName: str = "runTest") -> None:
+        super().__init__(methodName)
+        if current_rank_facts() is not None and methodName != "runTest" and self._worlds_spec(methodName):
+            sized_for_its_world(self)  # its world_size is its world's
+
     # -- what a rank knows -------------------------------------------------------------------
 
     @property
@@ -104,6 +114,15 @@ class MultiProcessTestCase(RanksTestCase):
         # Upstream's rank entry (``_run``) sets ``self.file_name = file_name``, as given to it.
         if value != self.file_name:
             raise AttributeError(f"file_name is set by the harness: {self.file_name!r}, not {value!r}")
+
+    def compare(self, name: str, value: Any, per_rank: bool = False) -> None:
+        """In a test method decorated with ``across_worlds(...)``: record ``value`` as the next
+        step of ``name`` (tensors, DTensors as their full tensor, numbers, and lists, tuples and
+        dicts of them). Every rank of a world must record the same value and every world the
+        reference world's; with ``per_rank=True``, rank r of each world that of rank r of the
+        reference world."""
+        __tracebackhide__ = True
+        compare_in_rank(self, name, value, per_rank)
 
     # -- hooks -------------------------------------------------------------------------------
 
@@ -138,6 +157,22 @@ class MultiProcessTestCase(RanksTestCase):
         """Upstream's rank body, for subclasses that override the rank entry ``_run``: run
         ``test_name`` here, between the rank hooks (see ``_engine.fresh.upstream_entry``)."""
         run_test_in_entry(self, test_name, parent_pipe)
+
+    def _worlds_spec(self, method: str) -> Any:
+        """The ``across_worlds`` spec of ``method`` (None: it runs in one world)."""
+        return worlds_of(getattr(type(self), method, None))
+
+    def _run_on_ranks(self) -> None:
+        """A method decorated with ``across_worlds`` runs in each of its worlds; any other as
+        the template says."""
+        spec = self._worlds_spec(test_method_name(self))
+        if spec is None:
+            super()._run_on_ranks()
+            return
+        if launched_rank() is not None:
+            raise unittest.SkipTest("across_worlds runs the test in worlds of its own; under a launcher (torchrun) "
+                                    "this process is one rank of one world: run it without the launcher")
+        run_test_across_worlds(self, spec, skip_or_check_settings(self, self._checked_settings))
 
     def _spawn_processes(self) -> None:
         """Upstream-style hook for ``setUp``: ranks start when the test method runs, after

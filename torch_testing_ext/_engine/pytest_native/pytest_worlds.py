@@ -21,10 +21,11 @@ any rank starts, unless its marker says ``allow_cpu=True`` (then its ranks run o
 
 from __future__ import annotations
 
+import contextlib
 import os
 import unittest
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
 
 import pytest
 
@@ -33,32 +34,48 @@ from ..fresh import fork_server
 from ..fresh.fresh_world import FreshWorld, verdict_with_leftovers, world_facts
 from ..fresh.supervisor import RanksEnded
 from ..kept.kept_world import ClassWorlds
+from ..many_worlds.across import WorldEnd, raise_worlds_verdict, run_across_worlds
+from ..many_worlds.value_records import RECORDS_DIR_ENV, Recorder, records_file
+from ..many_worlds.worlds_spec import WorldsSpec
 from ..process_groups import threaded_pg
 from ..reporting.status import Status
 from ..testcase.tensor_testcase import current_seed
-from ..threads.rank_threads import ThreadRankFailure, run_rank_threads, thread_verdict
+from ..threads.rank_threads import ThreadedRun, ThreadRankFailure, run_rank_threads, thread_verdict
 from ..worlds import settings
 from ..worlds.outcomes import RankFailure, RankOutcome, Verdict, raise_verdict
 from ..worlds.rank_facts import RankFacts, current_rank_facts
 from . import rank_session
-from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, ThreadRankValue, function_arguments
+from .item_state import KEPT_WORLDS, NEXT_KEY, WORLD_KEY, WORLDS_KEY, ThreadRankValue, function_arguments
 from .world_size_mark import WorldSizeMark
 
-__all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_item_as_launched_rank", "close_kept_worlds",
-           "rank_facts_for", "timeout_of"]
+__all__ = ["run_on_rank_processes", "run_on_rank_threads", "run_item_as_launched_rank", "run_across_worlds_item",
+           "close_kept_worlds", "rank_facts_for", "timeout_of"]
 
 __unittest = True
 
 _SESSION_MODULE = rank_session.__name__  # what the fork server preloads for pytest ranks
 
 
-def timeout_of(mark: WorldSizeMark) -> float:
+class _Ranks(Protocol):
+    """What choosing and starting ranks reads of a marker (``world_size`` or ``worlds``)."""
+
+    @property
+    def timeout(self) -> float | None: ...
+
+    @property
+    def ranks(self) -> str: ...
+
+    @property
+    def allow_cpu(self) -> bool: ...
+
+
+def timeout_of(mark: _Ranks) -> float:
     """Seconds for all ranks of one test: ``TORCH_TESTING_EXT_TIMEOUT`` when set (it overrides
     every class's and marker's, as for the test cases), else the marker's, else the default."""
     return settings.timeout_seconds("world_size(timeout=...)", mark.timeout or settings.DEFAULT_TEST_TIMEOUT)
 
 
-def rank_facts_for(mark: WorldSizeMark, size: int, test_dir: str) -> list[RankFacts]:
+def rank_facts_for(mark: _Ranks, size: int, test_dir: str) -> list[RankFacts]:
     """The facts of ``size`` ranks on this machine's devices; ``pytest.skip`` (before any rank
     starts) when there are too few accelerators and the marker does not allow CPU ranks."""
     accelerator = devices.accelerator_type()
@@ -66,7 +83,7 @@ def rank_facts_for(mark: WorldSizeMark, size: int, test_dir: str) -> list[RankFa
         return world_facts(size, test_dir)
     if not mark.allow_cpu:
         pytest.skip(f"needs {size} {accelerator.upper()} devices, this machine has {devices.device_count()} "
-                    "(world_size(..., allow_cpu=True) runs on CPU ranks instead)")
+                    "(allow_cpu=True in the marker runs on CPU ranks instead)")
     return [RankFacts(rank, size, "cpu", "gloo", test_dir) for rank in range(size)]
 
 
@@ -88,20 +105,26 @@ def _context(options: list[str]) -> Any:
     return fork_server.forkserver_context(_SESSION_MODULE, warm_up=warm_up)
 
 
-def run_on_rank_processes(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
-    """Run ``item`` on ``size`` fresh or kept rank processes and raise their verdict."""
+def _run_processes(item: pytest.Function, mark: _Ranks, size: int, records_dir: str = "") -> RanksEnded:
+    """Run ``item`` on ``size`` fresh or kept rank processes (their ``compare`` calls writing to
+    ``records_dir``, for a test across worlds); how they ended."""
     timeout = timeout_of(mark)
-    policy = settings.LEFTOVER_PROCESSES.get()
     options = rank_session.session_options(item.config)
     if mark.ranks == "kept":
-        ended = _run_kept(item, mark, size, timeout, options, look_for_leftovers=policy == "fail")
-    else:
-        with FreshWorld(item.name[:60]) as world:  # its directory goes with it, also on a skip
-            facts = rank_facts_for(mark, size, world.test_dir)
-            task = rank_session.PytestRankTask(tuple(options), str(item.path), item.nodeid, current_seed(),
-                                               rank_session.rank_environment(dict(os.environ)))
-            ended = world.run_task(task, facts, timeout, _context(options), target=rank_session.run_pytest_rank)
-    _raise(item, verdict_with_leftovers(ended, policy, item.nodeid), ended.outcomes)
+        return _run_kept(item, mark, size, timeout, options, records_dir,
+                         look_for_leftovers=settings.LEFTOVER_PROCESSES.get() == "fail")
+    environ = dict(os.environ, **{RECORDS_DIR_ENV: records_dir}) if records_dir else dict(os.environ)
+    with FreshWorld(item.name[:60]) as world:  # its directory goes with it, also on a skip
+        facts = rank_facts_for(mark, size, world.test_dir)
+        task = rank_session.PytestRankTask(tuple(options), str(item.path), item.nodeid, current_seed(),
+                                           rank_session.rank_environment(environ))
+        return world.run_task(task, facts, timeout, _context(options), target=rank_session.run_pytest_rank)
+
+
+def run_on_rank_processes(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
+    """Run ``item`` on ``size`` fresh or kept rank processes and raise their verdict."""
+    ended = _run_processes(item, mark, size)
+    _raise(item, verdict_with_leftovers(ended, settings.LEFTOVER_PROCESSES.get(), item.nodeid), ended.outcomes)
 
 
 def _scope(item: pytest.Item) -> str:
@@ -110,15 +133,25 @@ def _scope(item: pytest.Item) -> str:
     return parent.nodeid if parent is not None else item.nodeid
 
 
+def _world_key(item: pytest.Item, size: int) -> tuple[str, int] | None:
+    """Which kept world ``item`` runs on in a world of ``size`` ranks (None: not on kept ranks):
+    its scope, and the size for a test across worlds (each of its sizes has a world of its
+    own) or 0 (a ``world_size`` test's world takes the size of the test it runs)."""
+    marked = item.stash.get(WORLD_KEY, None)
+    if marked is not None and marked[0].ranks == "kept" and marked[1] == size:
+        return _scope(item), 0
+    spec = item.stash.get(WORLDS_KEY, None)
+    if spec is not None and spec.ranks == "kept" and size in spec.sizes:
+        return _scope(item), size
+    return None
+
+
 def _next_in_world(item: pytest.Item, size: int) -> str | None:
     """The node id of the next test if it runs on the same kept world, else None."""
     nextitem = item.stash.get(NEXT_KEY, None)
-    marked = nextitem.stash.get(WORLD_KEY, None) if nextitem is not None else None
-    if nextitem is None or marked is None:
+    if nextitem is None or _world_key(nextitem, size) != _world_key(item, size):
         return None
-    mark, next_size = marked
-    same = mark.ranks == "kept" and next_size == size and _scope(nextitem) == _scope(item)
-    return nextitem.nodeid if same else None
+    return nextitem.nodeid
 
 
 class _ScopeWorlds(ClassWorlds):
@@ -127,7 +160,7 @@ class _ScopeWorlds(ClassWorlds):
 
     target = staticmethod(rank_session.serve_pytest_rank)
 
-    def __init__(self, item: pytest.Function, mark: WorldSizeMark, options: list[str]) -> None:
+    def __init__(self, item: pytest.Function, mark: _Ranks, options: list[str]) -> None:
         self._path = str(item.path)
         self._mark = mark
         self._options = tuple(options)
@@ -140,21 +173,23 @@ class _ScopeWorlds(ClassWorlds):
         return rank_facts_for(self._mark, world_size, world_dir)
 
 
-def _run_kept(item: pytest.Function, mark: WorldSizeMark, size: int, timeout: float, options: list[str],
-              look_for_leftovers: bool) -> RanksEnded:
+def _run_kept(item: pytest.Function, mark: _Ranks, size: int, timeout: float, options: list[str],
+              records_dir: str, look_for_leftovers: bool) -> RanksEnded:
     """Run ``item`` on its scope's kept world; the world closes after the scope's last test."""
-    worlds: dict[str, _ScopeWorlds] = item.config.stash.setdefault(KEPT_WORLDS, {})
-    scope = _scope(item)
-    scope_worlds = worlds.get(scope) or worlds.setdefault(scope, _ScopeWorlds(item, mark, options))
+    worlds: dict[tuple[str, int], _ScopeWorlds] = item.config.stash.setdefault(KEPT_WORLDS, {})
+    key = _world_key(item, size)
+    assert key is not None, "a test on kept ranks has a kept world"
+    scope_worlds = worlds.get(key) or worlds.setdefault(key, _ScopeWorlds(item, mark, options))
     next_nodeid = _next_in_world(item, size)
+    test = rank_session.KeptTest(item.nodeid, next_nodeid, current_seed(), records_dir)
     try:
-        ended = scope_worlds.run_task(rank_session.KeptTest(item.nodeid, next_nodeid, current_seed()), size,
-                                      timeout, _context(options), look_for_leftovers, last=next_nodeid is None)
+        ended = scope_worlds.run_task(test, size, timeout, _context(options), look_for_leftovers,
+                                      last=next_nodeid is None)
     except BaseException:  # a skip before any rank, Ctrl-C: run_task closed the scope's worlds
-        worlds.pop(scope, None)
+        worlds.pop(key, None)
         raise
     if next_nodeid is None:
-        worlds.pop(scope).close()
+        worlds.pop(key).close()
     return ended
 
 
@@ -171,13 +206,15 @@ def _thread_value(name: str) -> Any:
 
     facts = current_rank_facts()
     assert facts is not None, "a rank thread has its facts"
+    if name == "compare":
+        return Recorder(records_file(os.environ[RECORDS_DIR_ENV], facts.rank))
     values = {"rank": facts.rank, "world_size": facts.world_size, "device": facts.device,
               "backend": threaded_pg.THREADED_BACKEND}
     return dist.group.WORLD if name == "process_group" else values[name]
 
 
-def run_on_rank_threads(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
-    """Call ``item``'s function on ``size`` rank threads and raise their verdict."""
+def _run_threads(item: pytest.Function, mark: _Ranks, size: int) -> ThreadedRun:
+    """Call ``item``'s function on ``size`` rank threads; how they ended."""
     arguments = {name: item.funcargs[name] for name in function_arguments(item)}
 
     def body(rank: int) -> None:
@@ -185,8 +222,13 @@ def run_on_rank_threads(item: pytest.Function, mark: WorldSizeMark, size: int) -
                   for name, value in arguments.items()}
         _as_unittest_skip(lambda: item.obj(**kwargs))
 
-    run = run_rank_threads(body, size, timeout_of(mark), item.nodeid, getattr(item, "function", None),
-                           getattr(item, "cls", None))
+    return run_rank_threads(body, size, timeout_of(mark), item.nodeid, getattr(item, "function", None),
+                            getattr(item, "cls", None))
+
+
+def run_on_rank_threads(item: pytest.Function, mark: WorldSizeMark, size: int) -> None:
+    """Call ``item``'s function on ``size`` rank threads and raise their verdict."""
+    run = _run_threads(item, mark, size)
     _raise(item, thread_verdict(run), run.outcomes, ThreadRankFailure)
 
 
@@ -230,3 +272,46 @@ def run_item_as_launched_rank(item: pytest.Function, mark: WorldSizeMark, size: 
     verdict = launched_run.run_as_launched_rank(_LaunchedTestName(item),  # type: ignore[arg-type]
                                                 lambda: _as_unittest_skip(body), timeout, size, launched)
     _raise(item, verdict, [])
+
+
+@contextlib.contextmanager
+def _records_go_to(records_dir: str) -> Iterator[None]:
+    """Thread ranks' ``compare`` calls write to ``records_dir`` (they are of this process)."""
+    saved = os.environ.get(RECORDS_DIR_ENV)
+    os.environ[RECORDS_DIR_ENV] = records_dir
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(RECORDS_DIR_ENV, None)
+        else:
+            os.environ[RECORDS_DIR_ENV] = saved
+
+
+def _xfail_reason(outcomes: list[RankOutcome]) -> str | None:
+    reasons = [reason for o in outcomes for reason in [getattr(o, "xfail_reason", None)] if reason is not None]
+    return reasons[0] if reasons else None
+
+
+def run_across_worlds_item(item: pytest.Function, spec: WorldsSpec) -> None:
+    """Run ``item`` in each world of ``spec`` (fresh, kept or thread ranks) and end it as
+    their one verdict says (``many_worlds.across``)."""
+    policy = settings.LEFTOVER_PROCESSES.get()
+
+    def run_world(size: int, records_dir: str) -> WorldEnd:
+        try:
+            if spec.ranks == "threads":
+                with _records_go_to(records_dir):
+                    run = _run_threads(item, spec, size)
+                return thread_verdict(run), None
+            ended = _run_processes(item, spec, size, records_dir)
+        except pytest.skip.Exception as skip:  # too few accelerators for this world
+            return Verdict(Status.SKIPPED, str(skip.msg)), None
+        return verdict_with_leftovers(ended, policy, f"{item.nodeid} (world {size})"), _xfail_reason(ended.outcomes)
+
+    result = run_across_worlds(spec, run_world, fork_server.run_directory(), item.name)
+    if result.verdict.status is Status.SKIPPED:
+        pytest.skip(result.verdict.message)
+    if result.verdict.status is Status.PASSED and result.xfail_reason is not None:
+        pytest.xfail(result.xfail_reason)
+    raise_worlds_verdict(result)

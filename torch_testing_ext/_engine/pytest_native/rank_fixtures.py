@@ -1,5 +1,6 @@
-"""The fixtures of a test marked ``@pytest.mark.world_size``: ``rank``, ``world_size``,
-``device``, ``backend`` and ``process_group``.
+"""The fixtures of a test marked ``@pytest.mark.world_size`` (or ``worlds``): ``rank``,
+``world_size``, ``device``, ``backend`` and ``process_group``; and ``compare``, for a test
+marked ``@pytest.mark.worlds``.
 
 They read the facts of the rank the test runs as (``torch_testing_ext._engine.worlds.rank_facts``):
 in a rank process (fresh or kept ranks) they are set up there, with the test's other
@@ -7,7 +8,9 @@ fixtures. ``process_group`` is the default group: on fresh ranks made for the te
 test's rendezvous file (no fixed port) and destroyed after it; on kept ranks made once when
 the world starts and kept for its tests. On thread ranks the test's fixtures are set up once,
 in the test's thread, and each rank thread gets its own values of these five (see
-``pytest_worlds.run_on_rank_threads``). Imports no torch until a fixture is set up.
+``pytest_worlds.run_on_rank_threads``). ``compare(name, value, per_rank=False)`` records a
+value that must agree across the test's worlds (``many_worlds.value_records``). Imports no torch
+until a fixture is set up.
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from typing import Any
 
 import pytest
 
+from ..many_worlds.worlds_spec import WORLDS_MARK_NAME
 from ..worlds.rank_facts import RankFacts, current_rank_facts
 from .item_state import ThreadRankValue, runs_on_threads
 
-__all__ = ["rank", "world_size", "device", "backend", "process_group",
+__all__ = ["rank", "world_size", "device", "backend", "process_group", "compare",
            "KEPT_GROUP"]
 
 KEPT_GROUP = pytest.StashKey[Any]()  # the default group a kept world made, in its rank session
@@ -32,8 +36,8 @@ def _facts(request: pytest.FixtureRequest, name: str) -> RankFacts | ThreadRankV
         return facts
     if runs_on_threads(request.node):
         return ThreadRankValue(name)
-    pytest.fail(f"the {name!r} fixture is for tests marked @pytest.mark.world_size(n); "
-                      f"{request.node.nodeid} is not", pytrace=False)
+    pytest.fail(f"the {name!r} fixture is for tests marked @pytest.mark.world_size(n) or "
+                f"@pytest.mark.worlds(n, m, ...); {request.node.nodeid} is not", pytrace=False)
 
 
 @pytest.fixture
@@ -97,3 +101,19 @@ def process_group(request: pytest.FixtureRequest) -> Iterator[Any]:
         yield dist.group.WORLD
     finally:
         destroy_process_groups()
+
+
+@pytest.fixture
+def compare(request: pytest.FixtureRequest) -> Any:
+    """``compare(name, value, per_rank=False)``: record ``value`` as the next step of ``name``;
+    every rank of a world must record the same value, and every world the reference world's
+    (see ``@pytest.mark.worlds``)."""
+    if request.node.get_closest_marker(WORLDS_MARK_NAME) is None:
+        pytest.fail(f"the 'compare' fixture is for tests marked @pytest.mark.worlds(n, m, ...); "
+                    f"{request.node.nodeid} is not", pytrace=False)
+    facts = _facts(request, "compare")
+    if isinstance(facts, ThreadRankValue):
+        return facts
+    from ..many_worlds.value_records import Recorder, records_directory, records_file
+
+    return Recorder(records_file(records_directory("the compare fixture"), facts.rank))

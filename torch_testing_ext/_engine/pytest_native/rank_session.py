@@ -69,11 +69,13 @@ class PytestWorldTask:
 @dataclasses.dataclass(frozen=True)
 class KeptTest:
     """One test for a kept world, and the next one it will run (None: the world's last so
-    far, so the test's class and module fixtures are torn down after it)."""
+    far, so the test's class and module fixtures are torn down after it); ``records_dir``:
+    where its ``compare`` calls write, for a test across worlds."""
 
     nodeid: str
     next_nodeid: str | None
     seed: int
+    records_dir: str = ""
 
 
 _AUTOLOAD_FLAG = pytest.version_tuple >= (8, 4)  # --disable-plugin-autoload
@@ -272,13 +274,19 @@ class _KeptSession(RankSession):
         (not after the protocol itself raised)."""
         from ..testcase.tensor_testcase import seed_everything
 
+        from ..many_worlds.value_records import RECORDS_DIR_ENV
+
         self.begin()
         seed_everything(test.seed)
         nextitem = self.items.get(test.next_nodeid) if test.next_nodeid else None
+        if test.records_dir:
+            os.environ[RECORDS_DIR_ENV] = test.records_dir
         try:
             item.ihook.pytest_runtest_protocol(item=item, nextitem=nextitem)
         except BaseException as error:  # the protocol broke off: this world serves no more tests
             return self.finish(self.broken(error)), False
+        finally:
+            os.environ.pop(RECORDS_DIR_ENV, None)
         return self.finish(self.outcome(True)), True
 
     @pytest.hookimpl(tryfirst=True)

@@ -13,8 +13,13 @@ markers, parametrization and location stay what pytest made):
   its fixtures' teardown comes after the verdict, and leaving it by ``sys.exit()``,
   ``pytest.exit()`` or ``KeyboardInterrupt`` is an error of the test on this rank
   (:func:`launched_teardown`);
-- :class:`BadMarkFunction` (a marker the harness cannot use, ``world_size(0)``): an error of
-  that test alone, one line naming every bad argument; the file's other tests run.
+- :class:`WorldsFunction` and :class:`ThreadWorldsFunction` (``@pytest.mark.worlds``): the
+  test runs in each of its worlds, on fresh or kept rank processes or on rank threads, and
+  its verdict is theirs and their values' agreement (``pytest_worlds.run_across_worlds_item``);
+  under a launcher it skips, saying why (the launcher's ranks are one world);
+- :class:`BadMarkFunction` (a marker the harness cannot use, ``world_size(0)``, ``worlds(2)``,
+  or both markers on one test): an error of that test alone, one line naming every bad
+  argument; the file's other tests run.
 
 pytest's own plugins see an ordinary test: ``skip``/``skipif`` marks are decided here before
 any rank starts, ``xfail`` applies to the verdict of all ranks, ``-k``/``-m`` select as usual.
@@ -29,15 +34,21 @@ from typing import Any
 import pytest
 
 from ..launched.launcher_env import launched_rank
+from ..many_worlds.worlds_spec import WORLDS_MARK_NAME, WorldsSpec, WorldsSpecError, parse_worlds
 from ..reporting.status import Status
 from ..worlds.interrupts import InterruptListener
 from ..worlds.outcomes import RankError, left_the_test_with, outcome_of
 from ..worlds.rank_facts import current_rank_facts
-from .item_state import WORLD_KEY
+from .item_state import WORLD_KEY, WORLDS_KEY
 from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, checked_mark
 
-__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "BadMarkFunction", "closest_mark",
-           "usable_mark", "is_ranks_item", "make_ranks_items", "launched_teardown"]
+__all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "WorldsFunction", "ThreadWorldsFunction",
+           "LaunchedWorldsFunction", "BadMarkFunction", "closest_mark", "usable_mark", "worlds_spec", "is_ranks_item",
+           "make_ranks_items", "launched_teardown", "WORLDS_MARK_HELP"]
+
+WORLDS_MARK_HELP = ("worlds(n, m, ..., *, rtol=None, atol=None, ranks='fresh', timeout=None, allow_cpu=False): run "
+                    "the test in a world of each size and compare the values it records with compare(name, value); "
+                    "the first size is the reference (torch_testing_ext)")
 
 __unittest = True
 
@@ -80,6 +91,39 @@ class LaunchedRanksFunction(pytest.Function):
         run_item_as_launched_rank(self, *self.stash[WORLD_KEY])
 
 
+class WorldsFunction(pytest.Function):
+    """A test across worlds whose fixtures and body run in the rank processes of each world."""
+
+    def setup(self) -> None:
+        """Nothing here: each world's ranks set up the test's fixtures."""
+
+    def runtest(self) -> None:
+        from .pytest_worlds import run_across_worlds_item
+
+        run_across_worlds_item(self, self.stash[WORLDS_KEY])
+
+
+class ThreadWorldsFunction(pytest.Function):
+    """A test across worlds whose fixtures are set up in the test's thread and whose body runs
+    on the rank threads of each world."""
+
+    def runtest(self) -> None:
+        from .pytest_worlds import run_across_worlds_item
+
+        run_across_worlds_item(self, self.stash[WORLDS_KEY])
+
+
+class LaunchedWorldsFunction(pytest.Function):
+    """A test across worlds under a launcher: skipped, since the launcher's ranks are one world."""
+
+    def setup(self) -> None:
+        pytest.skip("@pytest.mark.worlds runs the test in worlds of its own; under a launcher (torchrun) this "
+                    "process is one rank of one world: run it without the launcher")
+
+    def runtest(self) -> None:
+        """Never reached: ``setup`` skips."""
+
+
 def launched_teardown() -> Generator[None, Any, Any]:
     """The body of a ``wrapper=True`` hook around a launched test's teardown (its fixtures'
     teardown, after the ranks' verdict): leaving it by ``sys.exit()``, ``pytest.exit()``, the
@@ -101,14 +145,15 @@ def launched_teardown() -> Generator[None, Any, Any]:
 
 def is_ranks_item(node: Any) -> bool:
     """Whether ``node`` is a test that runs on ranks (processes, threads or launched)."""
-    return isinstance(node, (RanksFunction, ThreadRanksFunction, LaunchedRanksFunction))
+    return isinstance(node, (RanksFunction, ThreadRanksFunction, LaunchedRanksFunction, WorldsFunction,
+                             ThreadWorldsFunction))
 
 
-def closest_mark(collector: pytest.Collector, obj: object) -> pytest.Mark | None:
-    """The ``world_size`` mark nearest to ``obj`` (a test function of ``collector``): its own,
-    else its class's or module's."""
-    own = [mark for mark in getattr(obj, "pytestmark", []) if getattr(mark, "name", None) == MARK_NAME]
-    return own[0] if own else collector.get_closest_marker(MARK_NAME)
+def closest_mark(collector: pytest.Collector, obj: object, name: str = MARK_NAME) -> pytest.Mark | None:
+    """The mark ``name`` (``world_size`` unless said) nearest to ``obj`` (a test function of
+    ``collector``): its own, else its class's or module's."""
+    own = [mark for mark in getattr(obj, "pytestmark", []) if getattr(mark, "name", None) == name]
+    return own[0] if own else collector.get_closest_marker(name)
 
 
 def usable_mark(config: pytest.Config, mark: pytest.Mark) -> WorldSizeMark | None:
@@ -133,6 +178,45 @@ class BadMarkFunction(pytest.Function):
 
 
 _MARK_ERROR = pytest.StashKey[str]()  # why a BadMarkFunction's marker cannot be used
+# Each worlds marker's parse in a session, by the marker's id (kept, so its id stays its own).
+_CHECKED_WORLDS = pytest.StashKey[dict[int, tuple[pytest.Mark, "WorldsSpec | str"]]]()
+
+
+def worlds_spec(config: pytest.Config, mark: pytest.Mark) -> WorldsSpec:
+    """``@pytest.mark.worlds(...)`` checked, once per marker in ``config``'s session;
+    ``WorldsSpecError`` (one line) if the harness cannot use it."""
+    parsed = config.stash.setdefault(_CHECKED_WORLDS, {})
+    if id(mark) not in parsed:
+        try:
+            parsed[id(mark)] = (mark, parse_worlds(mark.args, dict(mark.kwargs)))
+        except WorldsSpecError as error:
+            parsed[id(mark)] = (mark, str(error))
+    checked = parsed[id(mark)][1]
+    if isinstance(checked, str):
+        raise WorldsSpecError(checked)
+    return checked
+
+
+def _bad_mark(item: pytest.Item, why: str) -> None:
+    item.stash[_MARK_ERROR] = why
+    item.__class__ = BadMarkFunction
+
+
+def _make_worlds_item(item: pytest.Item, mark: pytest.Mark, launched: bool) -> None:
+    if item.get_closest_marker(MARK_NAME) is not None:
+        _bad_mark(item, "a test takes @pytest.mark.worlds(...) or @pytest.mark.world_size(...), not both: worlds "
+                        "gives each of its worlds its size")
+        return
+    try:
+        spec = worlds_spec(item.config, mark)
+    except WorldsSpecError as error:
+        _bad_mark(item, str(error))
+        return
+    item.stash[WORLDS_KEY] = spec
+    if launched:
+        item.__class__ = LaunchedWorldsFunction
+    else:
+        item.__class__ = ThreadWorldsFunction if spec.ranks == "threads" else WorldsFunction
 
 
 def make_ranks_items(items: list[pytest.Item]) -> None:
@@ -143,14 +227,19 @@ def make_ranks_items(items: list[pytest.Item]) -> None:
         return
     launched = launched_rank() is not None
     for item in items:
+        if type(item) is not pytest.Function:
+            continue
+        worlds = item.get_closest_marker(WORLDS_MARK_NAME)
+        if worlds is not None:
+            _make_worlds_item(item, worlds, launched)
+            continue
         mark = item.get_closest_marker(MARK_NAME)
-        if mark is None or type(item) is not pytest.Function:
+        if mark is None:
             continue
         try:
             checked = checked_mark(item.config, mark)
         except MarkError as error:
-            item.stash[_MARK_ERROR] = str(error)
-            item.__class__ = BadMarkFunction
+            _bad_mark(item, str(error))
             continue
         callspec = getattr(item, "callspec", None)
         size = callspec.params["world_size"] if callspec and "world_size" in callspec.params \

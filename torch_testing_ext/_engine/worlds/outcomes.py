@@ -15,7 +15,7 @@ from ..reporting.status import Status
 from ..reporting.tracebacks import format_test_exception
 from ..skips.skip_codes import skip_reason_for_system_exit
 
-__all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "outcome_of",
+__all__ = ["RankOutcome", "Verdict", "RanksDidNotPass", "RankFailure", "RankError", "WorldsDisagree", "outcome_of",
            "combine", "raise_verdict", "left_the_test_with"]
 
 __unittest = True
@@ -64,8 +64,14 @@ class RankError(RanksDidNotPass, RuntimeError):
     """One or more ranks raised, crashed or timed out."""
 
 
+class WorldsDisagree(RanksDidNotPass, AssertionError):
+    """A test run across several worlds (``@pytest.mark.worlds``, ``across_worlds``) whose
+    every rank passed, but whose recorded values part: between worlds, or between the ranks
+    of one world. The message names the first divergence and shows the steps around it."""
+
+
 # Public under the package's own name (``torch_testing_ext.RankFailure``), as tracebacks show them.
-for _public in (RanksDidNotPass, RankFailure, RankError):
+for _public in (RanksDidNotPass, RankFailure, RankError, WorldsDisagree):
     _public.__module__ = "torch_testing_ext"
 
 
