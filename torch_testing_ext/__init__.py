@@ -9,8 +9,8 @@ What tests import lives at the top level. The upstream-named faces mirror
 ``hf_bert`` (the BERT size for this machine), ``fake_ddp``, ``cpu_compat``, ``dtensor``,
 ``run_test`` (the shard driver), ``migrate`` (the import rewrite), ``many_worlds`` (one test
 across world sizes), ``pytest_plugin`` and ``launcher.pytest_ranks``; and here, the errors that
-end a multi-rank test whose ranks did not all pass, or whose worlds disagree. ``docs/api.md`` lists the public API; the private engine behind it (``_engine``)
-promises nothing.
+end a multi-rank test whose ranks did not all pass, or whose worlds disagree. ``docs/api.md``
+lists the public API; the private engine behind it (``_engine``) promises nothing.
 """
 
 from ._engine.worlds.outcomes import RankError, RankFailure, RanksDidNotPass, WorldsDisagree

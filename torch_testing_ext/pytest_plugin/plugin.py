@@ -30,9 +30,9 @@ from typing import Any, Literal
 import pytest
 
 from .._engine.launched.launcher_env import check_every_setting
+from .._engine.many_worlds.worlds_spec import WORLDS_MARK_NAME
 from .._engine.pytest_native.item_state import KEPT_WORLDS, NEXT_KEY
 from .._engine.pytest_native.rank_failure_report import rank_failure_longrepr
-from .._engine.many_worlds.worlds_spec import WORLDS_MARK_NAME
 from .._engine.pytest_native.rank_fixtures import (  # noqa: F401  # fixtures pytest finds here
     backend,
     compare,

@@ -41,7 +41,14 @@ from torch_testing_ext._engine.worlds.outcomes import RankOutcome, combine, outc
 from torch_testing_ext.common_utils import TestCase
 
 from fixtures.fake_devices import pretend_accelerator
-from fixtures.pytest_runs import PytestRun, failure_section, summary_lines
+from fixtures.pytest_runs import (
+    PytestRun,
+    failure_section,
+    leftover_files,
+    line_of,
+    processes_with,
+    summary_lines,
+)
 from fixtures.runs import checkout_env
 
 FRESH = '''
@@ -318,12 +325,6 @@ def junit_cases(path):
     return cases
 
 
-def line_of(source, text, nth=1):
-    """The line number of the ``nth`` line of ``source`` (as the fixture file holds it) with ``text``."""
-    lines = textwrap.dedent(source).splitlines()
-    return [number for number, line in enumerate(lines, 1) if text in line][nth - 1]
-
-
 def decorated_at(source, name):
     """Where pytest places test ``name`` of ``source``: the line of its first decorator."""
     lines = textwrap.dedent(source).splitlines()
@@ -331,25 +332,6 @@ def decorated_at(source, name):
     while lines[number - 2].startswith("@"):
         number -= 1
     return number
-
-
-def processes_with(marker):
-    """The pids of the processes whose environment holds ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit() and int(entry) != os.getpid():
-            try:
-                with open(f"/proc/{entry}/environ", "rb") as environ:
-                    if marker.encode() in environ.read():
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
-
-
-def leftover_files(tmp):
-    """What a run left in its TMPDIR, but torch's compiler cache (kept between runs by design)."""
-    return sorted(name for name in os.listdir(tmp) if not name.startswith("torchinductor_"))
 
 
 class TestInProcess(TestCase):

@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ..reporting.status import Status
-from ..worlds.outcomes import RankError, RankFailure, Verdict, WorldsDisagree
+from ..worlds.outcomes import RankError, RankFailure, RanksDidNotPass, Verdict, WorldsDisagree
 from ..worlds.world import WorldDir
 from .divergence import WorldRecords, first_divergence
 from .divergence_report import divergence_report
@@ -49,7 +49,7 @@ class WorldsVerdict:
     """The test's verdict across its worlds, and the error a failing one raises."""
 
     verdict: Verdict
-    failure: type[Exception] = RankFailure
+    failure: type[RanksDidNotPass] = RankFailure
     xfail_reason: str | None = None
 
 
@@ -94,8 +94,8 @@ def worlds_verdict(spec: WorldsSpec, runs: list[WorldRun]) -> WorldsVerdict:
             reasons += (f"; {_worlds(ran)} ran and agree" if len(ran) > 1 else f"; world {ran[0].size} ran alone, "
                         "so nothing was compared across worlds")
         return WorldsVerdict(Verdict(Status.SKIPPED, reasons))
-    reasons = [run.xfail_reason for run in runs if run.xfail_reason is not None]
-    return WorldsVerdict(Verdict(Status.PASSED), xfail_reason=reasons[0] if reasons else None)
+    xfails = [run.xfail_reason for run in runs if run.xfail_reason is not None]
+    return WorldsVerdict(Verdict(Status.PASSED), xfail_reason=xfails[0] if xfails else None)
 
 
 #: What running one world returns: its verdict, and the reason its ranks gave ``pytest.xfail()``.
@@ -129,5 +129,5 @@ def raise_worlds_verdict(result: WorldsVerdict) -> None:
     if verdict.status is Status.SKIPPED:
         raise unittest.SkipTest(verdict.message)
     failure = result.failure if verdict.status is Status.FAILED else RankError
-    raise failure(verdict.message, verdict.headline)  # type: ignore[call-arg]
+    raise failure(verdict.message, verdict.headline)
 

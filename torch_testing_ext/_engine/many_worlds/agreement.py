@@ -103,7 +103,7 @@ def difference(actual: Any, expected: Any, rtol: float | None = None, atol: floa
                                        f"{_structure(expected)}")
     agree, message = True, ""
     largest: float | None = 0.0
-    for (path, one), (_, other) in zip(actual_leaves, expected_leaves):
+    for (path, one), (_, other) in zip(actual_leaves, expected_leaves, strict=True):
         leaf = _leaf_difference(one, other, rtol, atol)
         if not leaf.agree and agree:
             agree = False
@@ -124,7 +124,9 @@ def _structure(value: Any) -> str:
 
 
 def _number(item: Any) -> str:
-    return f"{item:.8g}" if isinstance(item, float) else str(item)
+    """A number as Python writes it, but a float's digits beyond the tenth."""
+    text = repr(item)
+    return f"{item:.10g}" if isinstance(item, float) and len(text) > 12 else text
 
 
 def show(value: Any, width: int = 90) -> str:

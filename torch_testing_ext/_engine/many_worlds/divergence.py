@@ -129,7 +129,7 @@ class _Checker:
         records = world.at(name, step)
         steps = world.steps(name)
         short = [rank for rank in sorted(steps) if rank not in records]
-        if short:
+        if records and short:
             counts = ", ".join(f"rank {rank} {steps[rank]}" for rank in short)
             return Divergence(name, step, line, world.size,
                               f"{name!r} step {step}: world {world.size} rank {', '.join(map(str, short))} did not "

@@ -63,13 +63,14 @@ def _table(worlds: Sequence[WorldRecords], divergence: Divergence, rtol: float |
     widths = [max(len(head), 10) for head in heads]
     lines = [f"{divergence.name!r}, largest absolute difference from world {worlds[0].size} per step "
              "(* beyond the tolerances, - not recorded):",
-             "  step  " + "  ".join(f"{head:>{width}}" for head, width in zip(heads, widths))]
+             "  step  " + "  ".join(f"{head:>{width}}" for head, width in zip(heads, widths, strict=True))]
     for step in _rows(sorted(table), divergence.step):
         if step is None:
             lines.append("   ...")
             continue
         cells = [_cell(table[step].get(size)) for size in columns]
-        lines.append(f"  {step:>4}  " + "  ".join(f"{cell:>{width}}" for cell, width in zip(cells, widths)))
+        row = "  ".join(f"{cell:>{width}}" for cell, width in zip(cells, widths, strict=True))
+        lines.append(f"  {step:>4}  {row}")
     return "\n".join(lines)
 
 

@@ -20,7 +20,6 @@ holds for each world unless the decorator gives one.
 
 from __future__ import annotations
 
-import functools
 import os
 import unittest
 from collections.abc import Callable
@@ -84,8 +83,13 @@ def worlds_of(method: Any) -> WorldsSpec | None:
     return None
 
 
-@functools.cache
+_SIZED: dict[type, type] = {}  # each class's copy whose world_size is its world's
+
+
 def _sized(cls: type) -> type:
+    if cls in _SIZED:
+        return _SIZED[cls]
+
     def world_size(self: Any) -> int:
         facts = current_rank_facts()
         assert facts is not None, "a test across worlds is sized in its ranks"
@@ -93,7 +97,7 @@ def _sized(cls: type) -> type:
 
     sized = type(cls.__name__, (cls,), {"world_size": property(world_size), "__module__": cls.__module__,
                                         "__qualname__": cls.__qualname__})
-    return sized
+    return _SIZED.setdefault(cls, sized)
 
 
 def sized_for_its_world(test: unittest.TestCase) -> None:

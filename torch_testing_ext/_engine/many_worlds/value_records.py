@@ -78,7 +78,9 @@ class Recorder:
         tensor), numbers and strings, and lists, tuples and dicts of them. Within a world every
         rank must record the same value; across worlds it must match the reference world's.
         With ``per_rank=True`` rank r of each world is compared with rank r of the reference
-        world (where it has one) instead."""
+        world (where it has one) instead. ``depth``: how many calls up the user's call is (its
+        line is kept)."""
+        __tracebackhide__ = True
         if not isinstance(name, str) or not name:
             raise TypeError(f"compare(name, value): name must be a non-empty string, got {name!r}")
         if not isinstance(per_rank, bool):

@@ -15,6 +15,7 @@ the DTensor's full tensor, put together from the shards of the ranks of its mesh
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -53,8 +54,15 @@ def path_text(path: tuple[Any, ...]) -> str:
     return "".join(f"[{key!r}]" for key in path)
 
 
-def _plain_copy(tensor: torch.Tensor) -> torch.Tensor:
+@contextlib.contextmanager
+def _unseen() -> Iterator[None]:
+    """A block whose tensor work the test's modes and autograd do not see."""
     with torch.no_grad(), torch_function_disabled(), torch_dispatch_disabled():
+        yield
+
+
+def _plain_copy(tensor: torch.Tensor) -> torch.Tensor:
+    with _unseen():
         return tensor.detach().to("cpu", copy=True)
 
 
@@ -78,14 +86,14 @@ def _placement(placement: Any, ndim: int) -> tuple[str, Any]:
 
 
 def _shard(value: Any) -> Shard:
-    mesh = value.device_mesh
-    with torch_function_disabled():
+    with _unseen():
+        mesh = value.device_mesh
         placements = tuple(_placement(p, value.ndim) for p in value.placements)
         coordinate = mesh.get_coordinate()
-        shape = tuple(value.shape)
-        local = value.to_local()
-    return Shard(_plain_copy(local), tuple(int(r) for r in mesh.mesh.flatten().tolist()), tuple(mesh.mesh.shape),
-                 None if coordinate is None else tuple(coordinate), placements, shape)
+        local = value.to_local().detach().to("cpu", copy=True)
+        ranks = tuple(int(rank) for rank in mesh.mesh.flatten().tolist())
+        return Shard(local, ranks, tuple(mesh.mesh.shape), None if coordinate is None else tuple(coordinate),
+                     placements, tuple(value.shape))
 
 
 def to_payload(value: Any, path: tuple[Any, ...] = ()) -> Any:

@@ -1,9 +1,10 @@
 """What a ``world_size`` test carries between the plugin's hooks, its item and its worlds.
 
 Kept in one torch-free module that the others import, so that none of them imports another
-back: the test's marker and size (``WORLD_KEY``), a test across worlds' spec (``WORLDS_KEY``), the test pytest runs after it
-(``NEXT_KEY``), the kept worlds open in a session (``KEPT_WORLDS``), and the stand-in a rank
-fixture is in the test's own thread on thread ranks (:class:`ThreadRankValue`).
+back: the test's marker and size (``WORLD_KEY``), a test across worlds' spec (``WORLDS_KEY``),
+the test pytest runs after it (``NEXT_KEY``), the kept worlds open in a session
+(``KEPT_WORLDS``), and the stand-in a rank fixture is in the test's own thread on thread ranks
+(:class:`ThreadRankValue`).
 """
 
 from __future__ import annotations

@@ -272,9 +272,8 @@ class _KeptSession(RankSession):
     def _run(self, item: pytest.Item, test: KeptTest) -> tuple[RankOutcome, bool]:
         """Run ``item`` with pytest's protocol: its outcome, and whether the session can go on
         (not after the protocol itself raised)."""
-        from ..testcase.tensor_testcase import seed_everything
-
         from ..many_worlds.value_records import RECORDS_DIR_ENV
+        from ..testcase.tensor_testcase import seed_everything
 
         self.begin()
         seed_everything(test.seed)
