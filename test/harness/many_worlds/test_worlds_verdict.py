@@ -10,12 +10,13 @@ import os
 import pickle
 import tempfile
 import unittest
+import warnings
 
 import torch
 
 from torch_testing_ext import RankError, RankFailure, WorldsDisagree
 from torch_testing_ext._engine.many_worlds.across import WorldRun, raise_worlds_verdict, worlds_verdict
-from torch_testing_ext._engine.many_worlds.agreement import difference, show
+from torch_testing_ext._engine.many_worlds.agreement import DEFAULT_TOLERANCES, difference, show
 from torch_testing_ext._engine.many_worlds.divergence import WorldRecords, first_divergence, step_table
 from torch_testing_ext._engine.many_worlds.divergence_report import MAX_ROWS, divergence_report
 from torch_testing_ext._engine.many_worlds.value_records import Record, Recorder, read_records, records_file
@@ -142,6 +143,24 @@ class TestAgreement(TestCase):
         self.assertTrue(difference(float("nan"), float("nan")).agree)
         self.assertFalse(difference("adam", "sgd").agree)
         self.assertIn("at value['b']", difference({"a": 1.0, "b": 2.0}, {"a": 1.0, "b": 3.0}).message)
+
+    def test_the_default_tolerances_are_assert_closes(self):
+        # Within the table's tolerances a value agrees without asking assert_close: the table must
+        # be assert_close's own (an absolute and a relative limit, each checked on both sides).
+        for dtype, (rtol, atol) in DEFAULT_TOLERANCES.items():
+            for expected, limit in ((0.0, atol), (1000.0, atol + rtol * 1000.0)):
+                with self.subTest(dtype=dtype, expected=expected), warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", "ComplexHalf support is experimental")
+                    reference = torch.full((1,), expected, dtype=dtype)
+                    for scale, agrees in ((0.5, True), (2.0, False)):
+                        actual = torch.full((1,), expected + scale * limit, dtype=dtype)
+                        try:
+                            torch.testing.assert_close(actual, reference)
+                            theirs = True
+                        except AssertionError:
+                            theirs = False
+                        self.assertEqual(theirs, agrees, f"assert_close at {scale} of the limit")
+                        self.assertEqual(difference(actual, reference, measure=False).agree, agrees)
 
     def test_a_value_shows_in_one_line(self):
         self.assertEqual(show(torch.tensor([0.5, 1.0], dtype=torch.float64)), "tensor([0.5, 1.0], float64)")

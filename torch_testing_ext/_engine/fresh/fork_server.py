@@ -79,7 +79,8 @@ _SOCKET_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
 _SHORT_TEMP_DIR = "/tmp"
 # This module first: it arms the server's exit before the seconds of importing torch.
 _BASE_PRELOAD = (__name__, "torch", "torch.distributed", *PRELOADED_PRIVATE_MODULES,
-                 "torch_testing_ext._engine.ledger.collectives_preload", "torch_testing_ext._engine.fresh.rank_process")
+                 "torch_testing_ext._engine.ledger.collectives_preload", "torch_testing_ext._engine.fresh.rank_process",
+                 "torch_testing_ext._engine.many_worlds.value_records")
 # Last: imports the main script and warms caches as the environment below asks.
 _LAST_PRELOAD = "torch_testing_ext._engine.fresh.server_preload"
 MAIN_SCRIPT_ENV = "TORCH_TESTING_EXT_MAIN_SCRIPT"

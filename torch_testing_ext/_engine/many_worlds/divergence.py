@@ -158,7 +158,8 @@ class _Checker:
         if len(values) < 2:
             return None
         first, *others = sorted(values)
-        found = [(rank, difference(values[rank], values[first], self.rtol, self.atol)) for rank in others]
+        found = [(rank, difference(values[rank], values[first], self.rtol, self.atol, measure=False))
+                 for rank in others]
         differing = [(rank, gap) for rank, gap in found if not gap.agree]
         if not differing:
             return None
@@ -180,7 +181,7 @@ class _Checker:
         else:
             pairs = [(min(values), min(reference))]
         for rank, ref_rank in pairs:
-            gap = difference(values[rank], reference[ref_rank], self.rtol, self.atol)
+            gap = difference(values[rank], reference[ref_rank], self.rtol, self.atol, measure=False)
             if not gap.agree:
                 who = f"rank {rank} of world {world.size}" if per_rank else f"world {world.size}"
                 ref_who = f"rank {ref_rank} of world {ref}" if per_rank else f"world {ref}"

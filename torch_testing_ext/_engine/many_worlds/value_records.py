@@ -11,13 +11,15 @@ files in the test process.
 
 from __future__ import annotations
 
+import copyreg
 import dataclasses
 import os
 import pickle
-from typing import Any
+import weakref
+from typing import IO, Any
 
 from .._torch_private import caller_frame
-from .values import to_payload
+from .values import PACKED_TENSORS, to_payload
 
 __all__ = ["Record", "Recorder", "RECORDS_DIR_ENV", "records_file", "records_directory", "read_records"]
 
@@ -64,6 +66,20 @@ class Recorder:
         self._steps: dict[str, int] = {}
         self._per_rank: dict[str, bool] = {}
         self._seq = 0
+        self._pickler: pickle.Pickler | None = None  # on the open file; each record flushed
+        self._file: IO[bytes] | None = None
+
+    def _write(self, record: Record) -> None:
+        if self._pickler is None:
+            file = open(self.path, "ab")  # noqa: SIM115  # closed when the recorder goes
+            weakref.finalize(self, file.close)
+            self._pickler = pickle.Pickler(file, protocol=pickle.HIGHEST_PROTOCOL)
+            self._pickler.dispatch_table = {**copyreg.dispatch_table, **PACKED_TENSORS}
+            self._file = file
+        self._pickler.clear_memo()  # each record loads on its own
+        self._pickler.dump(record)
+        assert self._file is not None
+        self._file.flush()  # in the kernel's hands: a rank that dies after the call keeps it
 
     def __repr__(self) -> str:
         return "<compare(name, value, per_rank=False)>"
@@ -96,8 +112,7 @@ class Recorder:
         line = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}"
         step = self._steps.get(name, 0)
         record = Record(self._seq, name, step, per_rank, line, payload)
-        with open(self.path, "ab") as file:
-            pickle.dump(record, file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._write(record)
         self._steps[name] = step + 1
         self._seq += 1
 

@@ -16,7 +16,9 @@ the DTensor's full tensor, put together from the shards of the ranks of its mesh
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -24,7 +26,8 @@ import torch
 
 from .._torch_private import torch_dispatch_disabled, torch_function_disabled
 
-__all__ = ["Shard", "AssemblyError", "to_payload", "assemble", "leaves", "path_text"]
+__all__ = ["Shard", "AssemblyError", "to_payload", "assemble", "leaves", "path_text", "PACKED_TENSORS",
+           "unpack_tensor"]
 
 _SCALARS = (bool, int, float, complex, str, type(None))
 
@@ -47,6 +50,26 @@ class Shard:
     coordinate: tuple[int, ...] | None
     placements: tuple[tuple[str, Any], ...]
     shape: tuple[int, ...]
+
+
+def unpack_tensor(dtype: str, shape: tuple[int, ...], data: bytes) -> torch.Tensor:
+    """A tensor of ``dtype`` (its name in ``torch``) and ``shape`` from its bytes."""
+    kind = getattr(torch, dtype)
+    if not data:
+        return torch.empty(shape, dtype=kind)
+    return torch.frombuffer(bytearray(data), dtype=kind).reshape(shape)
+
+
+def _pack_tensor(tensor: torch.Tensor) -> tuple[Any, tuple[Any, ...]]:
+    compact = tensor.contiguous()  # a CPU copy of the rank's own (``to_payload``)
+    size = compact.numel() * compact.element_size()
+    data = ctypes.string_at(compact.data_ptr(), size) if size else b""  # (bytes(storage) is a hundred times slower)
+    return unpack_tensor, (str(compact.dtype).removeprefix("torch."), tuple(compact.shape), data)
+
+
+#: How a record's tensors are pickled (a pickler's ``dispatch_table``): as their bytes, dtype and
+#: shape, which loads some thirty times faster than torch's own pickling of a tensor.
+PACKED_TENSORS = {torch.Tensor: _pack_tensor}
 
 
 def path_text(path: tuple[Any, ...]) -> str:
@@ -100,9 +123,8 @@ def to_payload(value: Any, path: tuple[Any, ...] = ()) -> Any:
     """``value`` as plain data for the test process (see the module docstring); ``TypeError``
     naming where in ``value`` a part is of a kind ``compare`` does not take."""
     if isinstance(value, torch.Tensor):
-        from torch.distributed.tensor import DTensor
-
-        if type(value) is DTensor:
+        dtensor_api = sys.modules.get("torch.distributed.tensor")  # not imported: no DTensor here
+        if dtensor_api is not None and type(value) is dtensor_api.DTensor:
             try:
                 return _shard(value)
             except TypeError as error:
