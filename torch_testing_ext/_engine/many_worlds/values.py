@@ -1,10 +1,11 @@
 """The values ``compare`` takes, on their way from a rank to the test process.
 
 In a rank, :func:`to_payload` turns a value into plain data that pickles: a tensor becomes a
-detached CPU copy; a DTensor becomes this rank's :class:`Shard` (its local tensor, its mesh and
-placements), because its full tensor would cost a collective; numbers, ``None`` and strings
-stay; lists, tuples and dicts are converted item by item. Anything else is a ``TypeError``
-naming where in the value it is. The copies are made with torch functions and dispatch
+detached CPU copy (a functional collective's ``AsyncCollectiveTensor``, as a tensor parallel
+module returns, the copy of its waited result); a DTensor becomes this rank's :class:`Shard`
+(its local tensor, its mesh and placements), because its full tensor would cost a collective;
+numbers, ``None`` and strings stay; lists, tuples and dicts are converted item by item.
+Anything else is a ``TypeError`` naming where in the value it is. The copies are made with torch functions and dispatch
 disabled, so the test's modes (``CommDebugMode``, a ``TorchDispatchMode``) see nothing of them,
 and without autograd.
 
@@ -21,7 +22,7 @@ from typing import Any
 
 import torch
 
-from .._torch_private import torch_dispatch_disabled, torch_function_disabled
+from .._torch_private import async_collective_result, torch_dispatch_disabled, torch_function_disabled
 
 __all__ = ["Shard", "AssemblyError", "to_payload", "assemble", "leaves", "path_text"]
 
@@ -93,6 +94,11 @@ def to_payload(value: Any, path: tuple[Any, ...] = ()) -> Any:
     naming where in ``value`` a part is of a kind ``compare`` does not take."""
     if isinstance(value, torch.Tensor):
         from torch.distributed.tensor import DTensor
+
+        with torch_dispatch_disabled():  # (the test's modes see no wait of ours)
+            waited = async_collective_result(value)
+        if waited is not None:
+            return _plain_copy(waited)
 
         if type(value) is DTensor:
             try:
