@@ -1128,6 +1128,21 @@ class TestPrivateAccessContracts(TestCase):
                 t.to("cpu", copy=True)  # seen outside the block
             self.assertGreaterEqual(len(seen), 1)
 
+    def test_async_collective_result(self):
+        with contract("async_collective_result"):
+            import torch.distributed._functional_collectives as funcol
+
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                waiting = funcol.all_reduce(torch.ones(2), "sum", dist.group.WORLD)
+                self.assertIs(type(waiting), funcol.AsyncCollectiveTensor)
+                result = private.async_collective_result(waiting)
+                self.assertIs(type(result), torch.Tensor)
+                self.assertEqual(result.tolist(), [1.0, 1.0])
+                self.assertIsNone(private.async_collective_result(torch.ones(2)))
+            finally:
+                dist.destroy_process_group()
+
     def test_group_ranks_by_name(self):
         with contract("group_ranks_by_name"):
             dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)

@@ -100,6 +100,7 @@ __all__ = [
     "HIDDEN_FROM_WARNINGS",
     "torch_function_disabled",
     "torch_dispatch_disabled",
+    "async_collective_result",
     "group_ranks_by_name",
     "never_compile_frames",
     "harness_refuses_dotted_test_names",
@@ -1026,6 +1027,17 @@ def torch_dispatch_disabled() -> contextlib.AbstractContextManager[Any]:
     import torch
 
     return torch._C._DisableTorchDispatch()
+
+
+@_private("torch.distributed._functional_collectives.AsyncCollectiveTensor, its wait()")
+def async_collective_result(tensor: Any) -> Any:
+    """The plain tensor an ``AsyncCollectiveTensor`` stands for (the result of a functional
+    collective, as tensor parallel modules return), waited on; None for any other tensor. It
+    leaves the wrapper as it was: the test's own first use of it still waits (at no cost)."""
+    module = sys.modules.get("torch.distributed._functional_collectives")
+    if module is None or type(tensor) is not module.AsyncCollectiveTensor:
+        return None  # (a module never imported made no such tensor)
+    return tensor.wait()
 
 
 @_private("torch._C._dynamo.eval_frame.set_code_exec_strategy, _FrameExecStrategy, _FrameAction")

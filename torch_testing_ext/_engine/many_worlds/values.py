@@ -1,10 +1,11 @@
 """The values ``compare`` takes, on their way from a rank to the test process.
 
 In a rank, :func:`to_payload` turns a value into plain data that pickles: a tensor becomes a
-detached CPU copy; a DTensor becomes this rank's :class:`Shard` (its local tensor, its mesh and
-placements), because its full tensor would cost a collective; numbers, ``None`` and strings
-stay; lists, tuples and dicts are converted item by item. Anything else is a ``TypeError``
-naming where in the value it is. The copies are made with torch functions and dispatch
+detached CPU copy (a functional collective's ``AsyncCollectiveTensor``, as a tensor parallel
+module returns, the copy of its waited result); a DTensor becomes this rank's :class:`Shard`
+(its local tensor, its mesh and placements), because its full tensor would cost a collective;
+numbers, ``None`` and strings stay; lists, tuples and dicts are converted item by item.
+Anything else is a ``TypeError`` naming where in the value it is. The copies are made with torch functions and dispatch
 disabled, so the test's modes (``CommDebugMode``, a ``TorchDispatchMode``) see nothing of them,
 and without autograd.
 
@@ -19,12 +20,12 @@ import contextlib
 import ctypes
 import dataclasses
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import torch
 
-from .._torch_private import torch_dispatch_disabled, torch_function_disabled
+from .._torch_private import async_collective_result, torch_dispatch_disabled, torch_function_disabled
 
 __all__ = ["Shard", "AssemblyError", "to_payload", "assemble", "leaves", "path_text", "PACKED_TENSORS",
            "unpack_tensor"]
@@ -60,7 +61,7 @@ def unpack_tensor(dtype: str, shape: tuple[int, ...], data: bytes) -> torch.Tens
     return torch.frombuffer(bytearray(data), dtype=kind).reshape(shape)
 
 
-def _pack_tensor(tensor: torch.Tensor) -> tuple[Any, tuple[Any, ...]]:
+def _pack_tensor(tensor: Any) -> tuple[Callable[..., Any], tuple[Any, ...]]:
     compact = tensor.contiguous()  # a CPU copy of the rank's own (``to_payload``)
     size = compact.numel() * compact.element_size()
     data = ctypes.string_at(compact.data_ptr(), size) if size else b""  # (bytes(storage) is a hundred times slower)
@@ -69,7 +70,7 @@ def _pack_tensor(tensor: torch.Tensor) -> tuple[Any, tuple[Any, ...]]:
 
 #: How a record's tensors are pickled (a pickler's ``dispatch_table``): as their bytes, dtype and
 #: shape, which loads some thirty times faster than torch's own pickling of a tensor.
-PACKED_TENSORS = {torch.Tensor: _pack_tensor}
+PACKED_TENSORS: dict[type, Callable[[Any], tuple[Callable[..., Any], tuple[Any, ...]]]] = {torch.Tensor: _pack_tensor}
 
 
 def path_text(path: tuple[Any, ...]) -> str:
@@ -123,6 +124,10 @@ def to_payload(value: Any, path: tuple[Any, ...] = ()) -> Any:
     """``value`` as plain data for the test process (see the module docstring); ``TypeError``
     naming where in ``value`` a part is of a kind ``compare`` does not take."""
     if isinstance(value, torch.Tensor):
+        with torch_dispatch_disabled():  # (the test's modes see no wait of ours)
+            waited = async_collective_result(value)
+        if waited is not None:
+            return _plain_copy(waited)
         dtensor_api = sys.modules.get("torch.distributed.tensor")  # not imported: no DTensor here
         if dtensor_api is not None and type(value) is dtensor_api.DTensor:
             try:
