@@ -24,6 +24,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 from torch_testing_ext.common_utils import TestCase
@@ -207,7 +208,10 @@ class TestShellBlocks(TestCase):
         self.assertIn("torch_testing_ext.run_test", modules)
         for module, document in sorted(modules.items()):
             with self.subTest(module):
-                self.assertIsNotNone(importlib.util.find_spec(module), f"{name_of(document)}: no module {module}")
+                # Found on sys.path without the meta-path hooks: setuptools' distutils hook, asked
+                # for "pip", turns its own distutils off for the rest of this process.
+                found = importlib.util.find_spec(module) if "." in module else PathFinder.find_spec(module)
+                self.assertIsNotNone(found, f"{name_of(document)}: no module {module}")
 
     def test_every_repository_path_named_exists(self):
         paths = {path: document for document, command in self.commands()
