@@ -165,7 +165,8 @@ def show(value: Any, width: int = 90) -> str:
         dtype = str(value.dtype).removeprefix("torch.")
         if value.numel() <= 8:
             items = ", ".join(_number(item) for item in value.flatten().tolist())
-            text = f"tensor([{items}], {dtype})" if value.dim() <= 1 else \
+            text = f"tensor({items}, {dtype})" if value.dim() == 0 else f"tensor([{items}], {dtype})" \
+                if value.dim() == 1 else \
                 f"tensor of shape {tuple(value.shape)}, {dtype}: [{items}]"
         else:
             first = ", ".join(_number(item) for item in value.flatten()[:4].tolist())
