@@ -16,6 +16,8 @@
   marker the harness cannot use is an error of its own test (one line naming every bad
   argument), not of the file's collection. A launched rank's fixture teardown that leaves by
   ``sys.exit()``, ``pytest.exit()`` or ``KeyboardInterrupt`` is an error naming the rank.
+- **The conformance kit** (``--c10d-backend NAME --pyargs torch_testing_ext.conformance``): its
+  options, checked, and its session plugin (``_engine.conformance.kit_session``).
 - **Tests across worlds** (``@pytest.mark.worlds(1, 2, 4)``): one test that runs in a world
   of each size, with the process group up in every rank and the ``compare`` fixture; it passes
   only if every world passed and every compared value agrees (``_engine.many_worlds``).
@@ -29,6 +31,7 @@ from typing import Any, Literal
 
 import pytest
 
+from .._engine.conformance import kit_session
 from .._engine.launched.launcher_env import check_every_setting
 from .._engine.many_worlds.worlds_spec import WORLDS_MARK_NAME
 from .._engine.pytest_native.item_state import KEPT_WORLDS, NEXT_KEY
@@ -71,6 +74,13 @@ def pytest_configure(config: pytest.Config) -> None:
     give_junitxml_rank_suffix(config)
     config.addinivalue_line("markers", MARK_HELP)
     config.addinivalue_line("markers", WORLDS_MARK_HELP)
+    kit_session.configure(config)  # the conformance kit, when its options are given
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The conformance kit's options (``--c10d-backend NAME``...)."""
+    kit_session.add_options(parser)
+
 
 
 @pytest.hookimpl(wrapper=True)

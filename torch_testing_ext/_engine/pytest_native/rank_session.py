@@ -40,8 +40,8 @@ from .left_the_test import carried, unwrapped
 from .phase_record import PhaseRecord, PytestRankOutcome
 from .rank_streams import SessionTerminal, reopen_closed_streams
 
-__all__ = ["warm_session", "PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome", "RankSession",
-           "run_pytest_rank", "serve_pytest_rank", "session_options", "rank_environment"]
+__all__ = ["warm_session", "in_file", "PytestRankTask", "PytestWorldTask", "KeptTest", "PytestRankOutcome",
+           "RankSession", "run_pytest_rank", "serve_pytest_rank", "session_options", "rank_environment"]
 
 __unittest = True
 
@@ -118,6 +118,13 @@ def session_options(config: pytest.Config) -> list[str]:
     return options
 
 
+def in_file(nodeid: str) -> str:
+    """A test's name in its file (``TestX::test_y[2ranks]``): what a rank's session, which
+    collects that one file, knows it by. Its node id's path part may differ from the test
+    process's (a file outside the root directory, collected through ``--pyargs``)."""
+    return nodeid.partition("::")[2] or nodeid
+
+
 class RankSession:
     """The plugin of a rank's session: selects the tests asked for and records how each ended
     (:class:`PhaseRecord`); after each test, the streams it closed are the log's again."""
@@ -136,8 +143,9 @@ class RankSession:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         if self.nodeids is not None:
-            items[:] = [item for item in items if item.nodeid in self.nodeids]
-        self.items = {item.nodeid: item for item in items}
+            wanted = {in_file(nodeid) for nodeid in self.nodeids}
+            items[:] = [item for item in items if in_file(item.nodeid) in wanted]
+        self.items = {in_file(item.nodeid): item for item in items}
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -277,7 +285,7 @@ class _KeptSession(RankSession):
 
         self.begin()
         seed_everything(test.seed)
-        nextitem = self.items.get(test.next_nodeid) if test.next_nodeid else None
+        nextitem = self.items.get(in_file(test.next_nodeid)) if test.next_nodeid else None
         if test.records_dir:
             os.environ[RECORDS_DIR_ENV] = test.records_dir
         try:
@@ -303,7 +311,7 @@ class _KeptSession(RankSession):
                 break
             if test is None:
                 break
-            item = self.items.get(test.nodeid)
+            item = self.items.get(in_file(test.nodeid))
             outcome: RankOutcome
             if refusal is not None or item is None:
                 outcome = refusal or self.outcome(False)
