@@ -13,6 +13,7 @@ is not is listed as not claimed. Every item runs on a fresh world with a timeout
 scored report (Markdown or JSON) carries :data:`KIT_VERSION`. See docs/conformance.md.
 """
 
+from .._engine.conformance.contract import ContractFailure
 from .._engine.conformance.vocabulary import AREAS, KIT_VERSION
 
-__all__ = ["KIT_VERSION", "AREAS"]
+__all__ = ["KIT_VERSION", "AREAS", "ContractFailure"]

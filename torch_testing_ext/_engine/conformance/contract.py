@@ -36,6 +36,9 @@ class ContractFailure(AssertionError):
     for a wrong result, the first wrong element."""
 
 
+ContractFailure.__module__ = "torch_testing_ext.conformance"  # public there, as tracebacks show it
+
+
 @dataclasses.dataclass(frozen=True)
 class Item:
     """One promise: ``id`` (``area.op[REDUCE-dtype]``), its area and op, the dtype and reduce op

@@ -58,7 +58,9 @@ def import_backend_module(name: str | None, flag: str = OPTIONS["import_module"]
 def register_builtin(backend: str) -> None:
     """Register the kit's in-process backends by name: the threaded and fake groups."""
     if backend == THREADED:
-        from ..process_groups import threaded_pg  # noqa: F401  # registers "threaded"
+        from ..process_groups.threaded_pg import register_threaded_backend
+
+        register_threaded_backend()  # (again as each thread world starts)
     elif backend == FAKE:
         from .._torch_private import register_fake_backend
 
