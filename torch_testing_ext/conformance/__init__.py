@@ -11,6 +11,9 @@ collectives, groups, async work, coalescing, functional collectives, DTensor, la
 errors), checked against what the backend claims (a manifest): what is claimed must pass, what
 is not is listed as not claimed. Every item runs on a fresh world with a timeout of its own; the
 scored report (Markdown or JSON) carries :data:`KIT_VERSION`. See docs/conformance.md.
+
+- ``__main__``: the ``python -m`` entry point;
+- ``test_c10d_contract``: the kit's pytest tests (``--pyargs torch_testing_ext.conformance``).
 """
 
 from .._engine.conformance.contract import ContractFailure

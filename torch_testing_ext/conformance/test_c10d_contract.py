@@ -13,6 +13,8 @@ import pytest
 
 from torch_testing_ext._engine.conformance import pytest_kit
 
+__all__: list[str] = []  # pytest's tests: nothing here is for importing
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     pytest_kit.parametrize(metafunc)
