@@ -119,6 +119,8 @@ def before_item(item: pytest.Item) -> None:
     found = item_of(item.nodeid)
     if timeouts is None or found is None:
         return
+    if item.get_closest_marker("skip") is not None:  # not claimed: skipped, not failed
+        return
     size, item_id = found
     count = timeouts.get((size, _area(item_id)), 0)
     if count >= TIMEOUTS_PER_AREA:
@@ -130,10 +132,11 @@ def _message(report: pytest.TestReport) -> str:
     crash: Any = getattr(report.longrepr, "reprcrash", None)
     message = getattr(crash, "message", None) if crash is not None else None
     if message:
-        return str(message)
+        return str(message).replace("torch_testing_ext.conformance.ContractFailure", "ContractFailure") \
+            .removeprefix("Failed: ")
     if isinstance(report.longrepr, tuple):  # a skip: (path, line, "Skipped: why")
         return str(report.longrepr[2]).removeprefix("Skipped: ")
-    return report.longreprtext.strip()
+    return report.longreprtext.strip().removeprefix("Failed: ")
 
 
 def record(config: pytest.Config, report: pytest.TestReport) -> None:
@@ -157,7 +160,7 @@ def record(config: pytest.Config, report: pytest.TestReport) -> None:
     earlier = results.get(report.nodeid)
     if earlier is None or earlier.outcome == PASSED:
         results[report.nodeid] = ItemResult(item_id, size, outcome, message, report.duration)
-    if outcome == FAILED and "timed out" in message:
+    if outcome == FAILED and report.when == "call" and "timed out" in message:
         timeouts = config.stash[_TIMEOUTS]
         timeouts[(size, _area(item_id))] = timeouts.get((size, _area(item_id)), 0) + 1
 
