@@ -74,7 +74,11 @@ def pytest_configure(config: pytest.Config) -> None:
     give_junitxml_rank_suffix(config)
     config.addinivalue_line("markers", MARK_HELP)
     config.addinivalue_line("markers", WORLDS_MARK_HELP)
-    kit_session.configure(config)  # the conformance kit, when its options are given
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The conformance kit, when its options are given: checked (a usage error) before collection."""
+    kit_session.configure(session.config)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -247,8 +247,9 @@ class TestSettingsAreUsageErrors(unittest.TestCase):
         with harness_environ(TORCH_TESTING_EXT_TIMEOUT="60", **LAUNCHED):
             plugin.pytest_configure(config)
         self.assertEqual(config.option.xmlpath, "report.xml")  # rank 0 keeps the name
-        self.assertEqual([name for name, _ in config.ini_lines], ["markers"])  # the world_size marker
+        self.assertEqual([name for name, _ in config.ini_lines], ["markers", "markers"])  # world_size, worlds
         self.assertTrue(config.ini_lines[0][1].startswith("world_size(n | [n, m]"))
+        self.assertTrue(config.ini_lines[1][1].startswith("worlds(n, m, ..., *, rtol=None"))
 
     def test_a_bad_setting_is_one_line_and_exit_4_before_any_test(self):
         run = PytestRun({"test_collected.py": COLLECTED})
