@@ -598,8 +598,8 @@ class TestFreshRanks(PytestNativeRun):
         self.assertLess(seconds, 60, "the marker's 2 s timeout ends the test")
 
     def test_a_rank_fixture_needs_the_marker(self):
-        self.assertIn("the 'rank' fixture is for tests marked @pytest.mark.world_size(n); "
-                      "test_fresh.py::test_rank_without_a_marker is not", self.output)
+        self.assertIn("the 'rank' fixture is for tests marked @pytest.mark.world_size(n) or "
+                      "@pytest.mark.worlds(n, m, ...); test_fresh.py::test_rank_without_a_marker is not", self.output)
 
 
 class TestKeptRanks(PytestNativeRun):

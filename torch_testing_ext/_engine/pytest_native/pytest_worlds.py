@@ -83,7 +83,8 @@ def rank_facts_for(mark: _Ranks, size: int, test_dir: str) -> list[RankFacts]:
         return world_facts(size, test_dir)
     if not mark.allow_cpu:
         pytest.skip(f"needs {size} {accelerator.upper()} devices, this machine has {devices.device_count()} "
-                    "(allow_cpu=True in the marker runs on CPU ranks instead)")
+                    f"({'worlds' if isinstance(mark, WorldsSpec) else 'world_size'}(..., allow_cpu=True) runs on CPU "
+                    "ranks instead)")
     return [RankFacts(rank, size, "cpu", "gloo", test_dir) for rank in range(size)]
 
 
