@@ -40,7 +40,7 @@ from ..worlds.interrupts import InterruptListener
 from ..worlds.outcomes import RankError, left_the_test_with, outcome_of
 from ..worlds.rank_facts import current_rank_facts
 from .item_state import WORLD_KEY, WORLDS_KEY
-from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, checked_mark
+from .world_size_mark import MARK_NAME, MarkError, WorldSizeMark, checked_mark, parsed_once
 
 __all__ = ["RanksFunction", "ThreadRanksFunction", "LaunchedRanksFunction", "WorldsFunction", "ThreadWorldsFunction",
            "LaunchedWorldsFunction", "BadMarkFunction", "closest_mark", "usable_mark", "worlds_spec", "is_ranks_item",
@@ -178,23 +178,12 @@ class BadMarkFunction(pytest.Function):
 
 
 _MARK_ERROR = pytest.StashKey[str]()  # why a BadMarkFunction's marker cannot be used
-# Each worlds marker's parse in a session, by the marker's id (kept, so its id stays its own).
-_CHECKED_WORLDS = pytest.StashKey[dict[int, tuple[pytest.Mark, "WorldsSpec | str"]]]()
 
 
 def worlds_spec(config: pytest.Config, mark: pytest.Mark) -> WorldsSpec:
     """``@pytest.mark.worlds(...)`` checked, once per marker in ``config``'s session;
     ``WorldsSpecError`` (one line) if the harness cannot use it."""
-    parsed = config.stash.setdefault(_CHECKED_WORLDS, {})
-    if id(mark) not in parsed:
-        try:
-            parsed[id(mark)] = (mark, parse_worlds(mark.args, dict(mark.kwargs)))
-        except WorldsSpecError as error:
-            parsed[id(mark)] = (mark, str(error))
-    checked = parsed[id(mark)][1]
-    if isinstance(checked, str):
-        raise WorldsSpecError(checked)
-    return checked
+    return parsed_once(config, mark, parse_worlds, WorldsSpecError)
 
 
 def _bad_mark(item: pytest.Item, why: str) -> None:

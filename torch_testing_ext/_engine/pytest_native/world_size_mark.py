@@ -22,15 +22,15 @@ size, the test's kind) share that result. Torch-free.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import pytest
 
 from ..worlds import settings
 
 __all__ = ["WorldSizeMark", "MarkError", "MARK_NAME", "MARK_HELP", "RANK_KINDS", "parse_mark", "checked_mark",
-           "size_id"]
+           "parsed_once", "size_id"]
 
 MARK_NAME = "world_size"
 MARK_HELP = ("world_size(n | [n, m], *, timeout=None, ranks='fresh', allow_cpu=False): run the test on n "
@@ -101,24 +101,34 @@ def parse_mark(args: Sequence[Any], kwargs: dict[str, Any]) -> WorldSizeMark:
     return WorldSizeMark(sizes, timeout, ranks, allow_cpu)
 
 
-# Each marker's parse in a session, by the marker's id (the marker is kept, so its id stays its
-# own): the checked marker, or why the harness cannot use it.
-_CHECKED = pytest.StashKey[dict[int, tuple[pytest.Mark, "WorldSizeMark | str"]]]()
+# Each marker's parse in a session, by the kind of marker and the marker's id (the marker is kept,
+# so its id stays its own): the checked marker, or why the harness cannot use it.
+_CHECKED = pytest.StashKey[dict[tuple[str, int], tuple[pytest.Mark, Any]]]()
+
+_T = TypeVar("_T")
+
+
+def parsed_once(config: pytest.Config, mark: pytest.Mark, parse: Callable[[Sequence[Any], dict[str, Any]], _T],
+                error: type[ValueError]) -> _T:
+    """``parse(mark.args, mark.kwargs)``, once per marker in ``config``'s session; the ``error``
+    it raised (one line) raised again each time it is asked."""
+    parsed = config.stash.setdefault(_CHECKED, {})
+    key = (mark.name, id(mark))
+    if key not in parsed:
+        try:
+            parsed[key] = (mark, parse(mark.args, dict(mark.kwargs)))
+        except error as problem:
+            parsed[key] = (mark, problem)
+    checked = parsed[key][1]
+    if isinstance(checked, error):
+        raise error(str(checked))
+    return checked
 
 
 def checked_mark(config: pytest.Config, mark: pytest.Mark) -> WorldSizeMark:
     """``mark`` checked by :func:`parse_mark`, once per marker in ``config``'s session;
     ``MarkError`` (one line) if the harness cannot use it."""
-    parsed = config.stash.setdefault(_CHECKED, {})
-    if id(mark) not in parsed:
-        try:
-            parsed[id(mark)] = (mark, parse_mark(mark.args, dict(mark.kwargs)))
-        except MarkError as error:
-            parsed[id(mark)] = (mark, str(error))
-    checked = parsed[id(mark)][1]
-    if isinstance(checked, str):
-        raise MarkError(checked)
-    return checked
+    return parsed_once(config, mark, parse_mark, MarkError)
 
 
 def size_id(size: int) -> str:
