@@ -1,6 +1,9 @@
 """The contract's items, a module per area; importing this package registers them all.
 
 - ``collective_items``: all_reduce by reduce op and dtype, gathers, reduce-scatters, all-to-alls, rooted ops, barrier
+- ``p2p_items``: send/recv, isend/irecv, batch_isend_irecv, a ring, any source, out-of-order receives
+- ``object_items``: all_gather_object, broadcast_object_list, gather_object, scatter_object_list
+- ``async_items``: async_op=True works: wait, is_completed, get_future, reverse-order waits
 """
 
-from . import collective_items  # noqa: F401
+from . import async_items, collective_items, object_items, p2p_items  # noqa: F401
