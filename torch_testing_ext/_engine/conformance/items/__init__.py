@@ -3,7 +3,9 @@
 - ``collective_items``: all_reduce by reduce op and dtype, gathers, reduce-scatters, all-to-alls, rooted ops, barrier
 - ``p2p_items``: send/recv, isend/irecv, batch_isend_irecv, a ring, any source, out-of-order receives
 - ``object_items``: all_gather_object, broadcast_object_list, gather_object, scatter_object_list
+- ``group_items``: new_group (whole, subset), subgroups, split_group, non-members carrying on
 - ``async_items``: async_op=True works: wait, is_completed, get_future, reverse-order waits
+- ``call_items``: every collective's outputs have the right shapes and dtypes and its work completes
 """
 
-from . import async_items, collective_items, object_items, p2p_items  # noqa: F401
+from . import async_items, call_items, collective_items, group_items, object_items, p2p_items  # noqa: F401
