@@ -5,7 +5,20 @@
 - ``object_items``: all_gather_object, broadcast_object_list, gather_object, scatter_object_list
 - ``group_items``: new_group (whole, subset), subgroups, split_group, non-members carrying on
 - ``async_items``: async_op=True works: wait, is_completed, get_future, reverse-order waits
+- ``coalescing_items``: all_reduce_coalesced, all_gather_coalesced over tensors of several shapes
+- ``functional_items``: torch.ops._c10d_functional all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast
+- ``layout_items``: non-contiguous (transposed, strided) and zero-size tensors
 - ``call_items``: every collective's outputs have the right shapes and dtypes and its work completes
 """
 
-from . import async_items, call_items, collective_items, group_items, object_items, p2p_items  # noqa: F401
+from . import (  # noqa: F401
+    async_items,
+    call_items,
+    coalescing_items,
+    collective_items,
+    functional_items,
+    group_items,
+    layout_items,
+    object_items,
+    p2p_items,
+)
