@@ -8,6 +8,7 @@
 - ``coalescing_items``: all_reduce_coalesced, all_gather_coalesced over tensors of several shapes
 - ``functional_items``: torch.ops._c10d_functional all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast
 - ``layout_items``: non-contiguous (transposed, strided) and zero-size tensors
+- ``error_items``: size mismatches raise on every rank, and the group works after
 - ``call_items``: every collective's outputs have the right shapes and dtypes and its work completes
 """
 
@@ -16,6 +17,7 @@ from . import (  # noqa: F401
     call_items,
     coalescing_items,
     collective_items,
+    error_items,
     functional_items,
     group_items,
     layout_items,
