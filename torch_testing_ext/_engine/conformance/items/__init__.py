@@ -8,6 +8,7 @@
 - ``coalescing_items``: all_reduce_coalesced, all_gather_coalesced over tensors of several shapes
 - ``functional_items``: torch.ops._c10d_functional all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast
 - ``layout_items``: non-contiguous (transposed, strided) and zero-size tensors
+- ``timeout_items``: a group timeout ends a collective a rank never joins; destroying a subgroup
 - ``error_items``: size mismatches raise on every rank, and the group works after
 - ``call_items``: every collective's outputs have the right shapes and dtypes and its work completes
 """
@@ -23,4 +24,5 @@ from . import (  # noqa: F401
     layout_items,
     object_items,
     p2p_items,
+    timeout_items,
 )
