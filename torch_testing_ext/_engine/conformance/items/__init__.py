@@ -7,6 +7,7 @@
 - ``async_items``: async_op=True works: wait, is_completed, get_future, reverse-order waits
 - ``coalescing_items``: all_reduce_coalesced, all_gather_coalesced over tensors of several shapes
 - ``functional_items``: torch.ops._c10d_functional all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast
+- ``dtensor_items``: DTensor on a 1-D mesh: distribute_tensor and the basic redistributions
 - ``layout_items``: non-contiguous (transposed, strided) and zero-size tensors
 - ``timeout_items``: a group timeout ends a collective a rank never joins; destroying a subgroup
 - ``error_items``: size mismatches raise on every rank, and the group works after
@@ -18,6 +19,7 @@ from . import (  # noqa: F401
     call_items,
     coalescing_items,
     collective_items,
+    dtensor_items,
     error_items,
     functional_items,
     group_items,
