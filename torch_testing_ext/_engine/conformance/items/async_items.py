@@ -3,6 +3,8 @@ get_future() carrying the result; outstanding works waited in any order."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.distributed as dist
 
@@ -58,7 +60,7 @@ def isend_irecv_work(ctx: Context) -> None:
     if peer is None:
         return
     buffer = ctx.full((2,), -1)
-    works = [dist.isend(ctx.full((2,), ctx.rank + 5), dst=peer, group=ctx.group),
+    works: list[Any] = [dist.isend(ctx.full((2,), ctx.rank + 5), dst=peer, group=ctx.group),
              dist.irecv(buffer, src=peer, group=ctx.group)]
     for work in reversed(works):
         work.wait()

@@ -3,6 +3,8 @@ received in another order than sent."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.distributed as dist
 
@@ -31,7 +33,8 @@ def send_recv(ctx: Context) -> None:
 @item("p2p", "isend_irecv", dtypes=SOME)
 def isend_irecv(ctx: Context) -> None:
     """isend/irecv between every pair of ranks: every message arrives after wait()."""
-    works, buffers = [], {}
+    works: list[Any] = []
+    buffers: dict[int, torch.Tensor] = {}
     for peer in range(ctx.world_size):
         if peer == ctx.rank:
             continue
@@ -69,7 +72,8 @@ def ring(ctx: Context) -> None:
     current = _message(ctx, ctx.rank, 0)
     for step in range(1, ctx.world_size):
         incoming = ctx.full((4,), -1)
-        works = [dist.isend(current, dst=right, group=ctx.group), dist.irecv(incoming, src=left, group=ctx.group)]
+        works: list[Any] = [dist.isend(current, dst=right, group=ctx.group),
+                            dist.irecv(incoming, src=left, group=ctx.group)]
         for work in works:
             work.wait()
         origin = (ctx.rank - step) % ctx.world_size
@@ -96,7 +100,7 @@ def recv_any_source(ctx: Context) -> None:
 def tags_out_of_order(ctx: Context) -> None:
     """Two messages under different tags, received in the reverse order of their sending."""
     if ctx.rank == 0:
-        works = [dist.isend(_message(ctx, 0, 1, tag), dst=1, group=ctx.group, tag=tag) for tag in (1, 2)]
+        works: list[Any] = [dist.isend(_message(ctx, 0, 1, tag), dst=1, group=ctx.group, tag=tag) for tag in (1, 2)]
         for work in works:
             work.wait()
     elif ctx.rank == 1:
