@@ -44,8 +44,9 @@ def new_group_subset(ctx: Context) -> None:
 
 @item("groups", "non_member_carries_on", min_world_size=3)
 def non_member_carries_on(ctx: Context) -> None:
-    """A rank outside a group gets NON_GROUP_MEMBER, its collectives on it return untouched, and it
-    carries on in the default group."""
+    """A non-member gets NON_GROUP_MEMBER, its collectives on it return untouched, and it carries on.
+
+    It carries on in the default group, whose all_reduce sums over every rank."""
     group = dist.new_group([0, 1])
     tensor = ctx.full((2,), ctx.rank + 1)
     dist.all_reduce(tensor, group=group)
