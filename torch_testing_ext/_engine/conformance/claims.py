@@ -4,7 +4,7 @@ A manifest is a JSON file or a dict (``CONFORMANCE_CLAIMS`` in the module ``--im
 
     {"backend": "gloo", "devices": ["cpu"],
      "areas": ["collectives", "p2p", ...], "dtypes": ["float32", ...], "reduce_ops": ["SUM", ...],
-     "not_claimed": {"collectives.all_reduce[AVG-*]": "gloo has no AVG"}}
+     "not_claimed": {"collectives.all_reduce[[]AVG-*]": "AVG not implemented yet"}}
 
 An item is claimed when its area is, its dtype and reduce op are (if it has them), and no
 ``not_claimed`` pattern (``fnmatch`` over item ids) matches it; :meth:`Claims.reason_not_claimed`
