@@ -3,7 +3,7 @@
 ::
 
     python -m torch_testing_ext.conformance --backend NAME [--import MODULE] [--claims NAME|FILE]
-        [--device TYPE] [--world-sizes 2,3,4] [--only AREA ...] [--item-timeout S]
+        [--device TYPE] [--world-sizes 2,3,4] [--only AREA ...] [-k EXPRESSION] [--item-timeout S]
         [--report FILE.md|FILE.json] [--list]
 
 It runs the kit's pytest tests (``torch_testing_ext.conformance``) in this process, isolated
@@ -50,6 +50,8 @@ def parser() -> argparse.ArgumentParser:
     made.add_argument("--world-sizes", default="2", metavar="N,M", help="world sizes, comma-separated (default: 2)")
     made.add_argument("--only", nargs="+", default=[], metavar="AREA", choices=list(AREAS),
                       help=f"only these areas: {', '.join(AREAS)}")
+    made.add_argument("-k", dest="select", metavar="EXPRESSION",
+                      help="only the items whose ids match, as pytest's -k (\"all_reduce and not float16\")")
     made.add_argument("--item-timeout", metavar="SECONDS", help="seconds each item has on all ranks (default: 20)")
     made.add_argument("--report", metavar="FILE", help="also write the report to FILE.md or FILE.json")
     made.add_argument("--list", action="store_true", help="list the items and whether each is claimed; run nothing")
@@ -66,6 +68,8 @@ def _pytest_arguments(args: argparse.Namespace, report: str) -> list[str]:
             options += [flag, value]
     for area in args.only:
         options += ["--c10d-only", area]
+    if args.select:
+        options += ["-k", args.select]
     if args.list:
         options += ["--collect-only", "-q"]
     return options

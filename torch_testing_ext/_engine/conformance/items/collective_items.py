@@ -42,6 +42,21 @@ def all_reduce(ctx: Context) -> None:
     expect_equal(tensor, ctx.full((5,), expected), ctx.call("all_reduce", tensor))
 
 
+# A fraction each dtype holds next to 1 and the next narrower dtype loses: float64's 1e-10 is below
+# float32's resolution (6e-8), float32's 1e-4 below float16's (1e-3).
+_FINE = {"float64": 1e-10, "float32": 1e-4}
+
+
+@item("collectives", "all_reduce", name="all_reduce_precision", dtypes=tuple(_FINE))
+def all_reduce_precision(ctx: Context) -> None:
+    """all_reduce computes in the tensor's own dtype: a difference a narrower dtype would round away stays."""
+    fine = _FINE[str(ctx.dtype).removeprefix("torch.")]
+    tensor = ctx.full((4,), 1.0 + (ctx.rank + 1) * fine)
+    dist.all_reduce(tensor, group=ctx.group)
+    expected = ctx.world_size + fine * ctx.world_size * (ctx.world_size + 1) / 2
+    expect_equal(tensor, ctx.full((4,), expected), ctx.call("all_reduce", tensor), rtol=fine / 100, atol=0)
+
+
 def _rows(ctx: Context, rank: int, n: int = 3) -> torch.Tensor:
     """arange(n) + 10 * rank: a rank's contribution, telling ranks and positions apart."""
     return (torch.arange(n, device=ctx.device) + 10 * rank).to(ctx.dtype)
