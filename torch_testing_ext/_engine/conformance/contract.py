@@ -29,7 +29,9 @@ import torch
 from .vocabulary import AREAS, DTYPES, FLOATS, INTEGERS, KIT_VERSION, REDUCE_OPS
 
 __all__ = ["KIT_VERSION", "AREAS", "REDUCE_OPS", "FLOATS", "INTEGERS", "DTYPES", "Item", "Context",
-           "ContractFailure", "item", "items", "expect_equal", "expect_true", "expect_raises", "describe"]
+           "ContractFailure", "item", "items", "expect_equal", "expect_group_works", "expect_true", "expect_raises",
+           "describe"]
+
 
 class ContractFailure(AssertionError):
     """A backend broke a promise of the contract; the message names the call (its arguments) and,
@@ -196,6 +198,18 @@ def expect_equal(actual: Any, expected: Any, call: str, rtol: float | None = Non
 # Rounding allowed by dtype (a reduction over a few ranks of small integers is exact in all).
 _TOLERANCES = {torch.float16: (1e-3, 1e-3), torch.bfloat16: (1e-2, 1e-2), torch.float32: (1e-6, 1e-6),
                torch.float64: (1e-12, 1e-12), torch.complex64: (1e-6, 1e-6)}
+
+
+def expect_group_works(ctx: Context, after: str, group: Any = None) -> None:
+    """An all_reduce of ones over ``group`` (the item's default group) still sums to the world
+    size ``after`` something that may break a backend (an error, a timeout, a destroyed group)."""
+    __tracebackhide__ = True
+    import torch.distributed as dist
+
+    check = ctx.full((2,), 1)
+    dist.all_reduce(check, group=group if group is not None else ctx.group)
+    expect_equal(check, ctx.full((2,), dist.get_world_size(group if group is not None else ctx.group)),
+                 ctx.call("all_reduce", check, after=after))
 
 
 def expect_true(condition: bool, call: str, what: str) -> None:

@@ -7,15 +7,13 @@ from typing import Any
 
 import torch.distributed as dist
 
-from ..contract import Context, expect_equal, expect_raises, item
+from ..contract import Context, expect_group_works, expect_raises, item
 
 
 def _raises_then_works(ctx: Context, op: str, body: Callable[[], Any], **arguments: Any) -> None:
     """``body()`` raises on this rank; then an all_reduce over the group still sums right."""
     expect_raises((RuntimeError, ValueError), body, ctx.call(op, **arguments))
-    check = ctx.full((2,), 1)
-    dist.all_reduce(check, group=ctx.group)
-    expect_equal(check, ctx.full((2,), ctx.world_size), ctx.call("all_reduce", check, after=f"a failed {op}"))
+    expect_group_works(ctx, f"a failed {op}")
 
 
 @item("errors", "all_gather_into_tensor_size")

@@ -8,7 +8,7 @@ import time
 
 import torch.distributed as dist
 
-from ..contract import Context, expect_equal, expect_raises, expect_true, item
+from ..contract import Context, expect_equal, expect_group_works, expect_raises, expect_true, item
 
 
 @item("timeouts", "collective_times_out")
@@ -34,10 +34,7 @@ def collective_times_out(ctx: Context) -> None:
             pass
         took = time.monotonic() - start
         expect_true(took < 5, ctx.call("all_reduce", tensor, timeout="1 s", late=True), f"returned after {took:.1f} s")
-    # the default group (its own timeout) is untouched: every rank meets again
-    check = ctx.full((1,), 1)
-    dist.all_reduce(check, group=ctx.group)
-    expect_equal(check, ctx.full((1,), ctx.world_size), ctx.call("all_reduce", check, after="a timeout"))
+    expect_group_works(ctx, "a subgroup's timeout")  # the default group (its own timeout) is untouched
 
 
 @item("timeouts", "destroy_subgroup")
@@ -49,9 +46,5 @@ def destroy_subgroup(ctx: Context) -> None:
     dist.all_reduce(tensor, group=group)
     expect_equal(tensor, ctx.full((2,), ctx.world_size), ctx.call("all_reduce", tensor, group="subgroup"))
     dist.destroy_process_group(group)
-    check = ctx.full((2,), 1)
-    dist.all_reduce(check, group=ctx.group)
-    expect_equal(check, ctx.full((2,), ctx.world_size), ctx.call("all_reduce", check, after="destroy_process_group"))
-    again = dist.new_group(members)
-    dist.all_reduce(check, group=again)
-    expect_equal(check, ctx.full((2,), ctx.world_size ** 2), ctx.call("all_reduce", check, group="a new group"))
+    expect_group_works(ctx, "destroy_process_group(subgroup)")
+    expect_group_works(ctx, "destroy_process_group(subgroup), on a new group", dist.new_group(members))
