@@ -16,7 +16,7 @@ from pathlib import Path
 
 from torch_testing_ext._engine.conformance import items as items_package
 from torch_testing_ext._engine.conformance.claims import load_claims
-from torch_testing_ext._engine.conformance.contract import items
+from torch_testing_ext._engine.conformance.items import all_items as items
 from torch_testing_ext._engine.conformance.vocabulary import AREAS, DTYPES, REDUCE_OPS
 from torch_testing_ext.common_utils import TestCase, run_tests
 

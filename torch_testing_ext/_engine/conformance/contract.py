@@ -29,8 +29,8 @@ import torch
 from .vocabulary import AREAS, DTYPES, FLOATS, INTEGERS, KIT_VERSION, REDUCE_OPS
 
 __all__ = ["KIT_VERSION", "AREAS", "REDUCE_OPS", "FLOATS", "INTEGERS", "DTYPES", "Item", "Context",
-           "ContractFailure", "item", "items", "expect_equal", "expect_group_works", "expect_true", "expect_raises",
-           "describe"]
+           "ContractFailure", "item", "registered", "expect_equal", "expect_group_works", "expect_true",
+           "expect_raises", "describe"]
 
 
 class ContractFailure(AssertionError):
@@ -129,10 +129,8 @@ def describe(op: str, ctx: Context, *tensors: Any, **arguments: Any) -> str:
 _REGISTRY: dict[str, Item] = {}
 
 
-def items() -> dict[str, Item]:
-    """Every item of the contract, by id (the item modules imported first)."""
-    from . import items as _items  # noqa: F401  # registers them
-
+def registered() -> dict[str, Item]:
+    """Every item registered so far, by id (``items.all_items()`` imports the contract's first)."""
     return dict(_REGISTRY)
 
 

@@ -92,7 +92,7 @@ class _Card:
 
 
 def _list(card: _Card) -> None:
-    from .kit_session import item_of
+    from .kit_ids import item_of
 
     for nodeid in card.items:
         found = item_of(nodeid)

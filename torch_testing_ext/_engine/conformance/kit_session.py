@@ -22,10 +22,11 @@ from typing import Any
 import pytest
 
 from ..worlds.settings import SettingError
+from .kit_ids import item_of
 from .kit_settings import OPTIONS, KitSettings, checked_settings, to_environment
 from .scorecard import FAILED, NOT_CLAIMED, PASSED, ItemResult, Scorecard
 
-__all__ = ["TIMEOUTS_PER_AREA", "KitPlugin", "add_options", "configure", "item_of", "test_id", "before_item", "record",
+__all__ = ["TIMEOUTS_PER_AREA", "KitPlugin", "add_options", "configure", "before_item", "record",
            "scorecard", "finish", "summary_lines"]
 
 TIMEOUTS_PER_AREA = 3
@@ -93,20 +94,6 @@ class KitPlugin:
 
     def pytest_sessionfinish(self) -> None:
         finish(self.config)
-
-
-def test_id(world_size: int, item_id: str) -> str:
-    """The id of an item's test in a world: ``2ranks-collectives.all_reduce[SUM-float32]``."""
-    return f"{world_size}ranks-{item_id}"
-
-
-def item_of(nodeid: str) -> tuple[int, str] | None:
-    """(world size, item id) of a kit test's node id; None for any other test."""
-    marker = "::test_item["
-    if marker not in nodeid or not nodeid.endswith("]"):
-        return None
-    size, _, item_id = nodeid.split(marker, 1)[1][:-1].partition("ranks-")
-    return (int(size), item_id) if size.isdigit() else None
 
 
 def _area(item_id: str) -> str:

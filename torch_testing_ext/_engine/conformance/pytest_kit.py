@@ -25,7 +25,7 @@ import pytest
 
 from ..worlds.settings import SettingError
 from .claims import Claims, ClaimsError, load_claims
-from .kit_session import test_id
+from .kit_ids import test_id
 from .kit_settings import OPTIONS, KitSettings, from_environment
 from .vocabulary import AREAS
 
@@ -125,7 +125,7 @@ def skip_or_refuse(config: pytest.Config) -> None:
 
 def parametrize(metafunc: pytest.Metafunc) -> None:
     """One test per item and world size (see the module docstring)."""
-    from .contract import items
+    from .items import all_items
 
     skip_or_refuse(metafunc.config)
     kit = kit_of(metafunc.config)
@@ -133,7 +133,7 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
     settings, claims = kit
     ranks = "threads" if settings.backend == THREADED else "fresh"
     order = {area: index for index, area in enumerate(AREAS)}
-    chosen = sorted((item for item in items().values() if not settings.only or item.area in settings.only),
+    chosen = sorted((item for item in all_items().values() if not settings.only or item.area in settings.only),
                     key=lambda item: (order[item.area], item.id))
     params = []
     for size in settings.world_sizes:
@@ -168,12 +168,13 @@ def item_context(config: pytest.Config, item_id: str, rank: int, world_size: int
     groups destroyed after it (the thread world makes and destroys the threaded group itself)."""
     import torch.distributed as dist
 
-    from .contract import Context, items
+    from .contract import Context
+    from .items import all_items
 
     kit = kit_of(config)
     assert kit is not None, "a kit test runs in a session of the kit"
     settings, claims = kit
-    item = items()[item_id]
+    item = all_items()[item_id]
     device = _device(settings, claims, rank)
     if settings.backend == FAKE:
         from ..process_groups.fake_store import FakeStore

@@ -14,7 +14,8 @@
 - ``call_items``: every collective's outputs have the right shapes and dtypes and its work completes
 """
 
-from . import (  # noqa: F401
+from ..contract import Item, registered
+from . import (  # noqa: F401  # each registers its items
     async_items,
     call_items,
     coalescing_items,
@@ -28,3 +29,10 @@ from . import (  # noqa: F401
     p2p_items,
     timeout_items,
 )
+
+__all__ = ["all_items"]
+
+
+def all_items() -> dict[str, Item]:
+    """Every item of the contract (and any a backend's module registered), by id."""
+    return registered()
