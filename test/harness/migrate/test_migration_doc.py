@@ -15,7 +15,7 @@ from fixtures.runs import SHIPPED_SUITE_ENV
 PACKAGE = pathlib.Path(torch_testing_ext.__file__).parent
 DOC = PACKAGE.parent / "docs" / "migration.md"
 # Modules of ours at the top level that mirror no upstream module.
-OURS = {"devices", "fake_ddp", "cpu_compat", "dtensor", "run_test", "collectives", "hf_bert"}
+OURS = {"devices", "fake_ddp", "cpu_compat", "dtensor", "run_test", "collectives", "hf_bert", "many_worlds"}
 ROW = re.compile(r"^\| `torch_testing_ext\.([\w.]+)` \| (.*) \|$")
 
 
