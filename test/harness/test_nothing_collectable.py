@@ -35,6 +35,8 @@ for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         continue
     if hasattr(module, "__shipped_suite__"):
         continue  # the installed torch's own suite: its names are torch's, as in torch's module
+    if info.name.rsplit(".", 1)[-1].startswith("test_"):
+        continue  # a test module of the package (the conformance kit's): its tests are meant to be collected
     for name, value in vars(module).items():
         if getattr(value, "__module__", None) != module.__name__ or getattr(value, "__test__", True) is False:
             continue  # defined elsewhere (checked there), or says it is no test

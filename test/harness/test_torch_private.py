@@ -1108,6 +1108,18 @@ class TestPrivateAccessContracts(TestCase):
                 t.shape  # noqa: B018 - seen outside the block
             self.assertEqual(len(seen), 1)
 
+    def test_functional_collective_ops(self):
+        with contract("functional_collective_ops"):
+            ops = private.functional_collective_ops()
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                result = ops.wait_tensor(ops.all_reduce(torch.ones(2), "sum", dist.group.WORLD.group_name))
+                self.assertEqual(result.tolist(), [1.0, 1.0])
+                for name in ("all_gather_into_tensor", "reduce_scatter_tensor", "broadcast"):
+                    self.assertTrue(hasattr(ops, name), name)
+            finally:
+                dist.destroy_process_group()
+
     def test_torch_dispatch_disabled(self):
         with contract("torch_dispatch_disabled"):
             from torch.utils._python_dispatch import TorchDispatchMode

@@ -100,6 +100,7 @@ __all__ = [
     "HIDDEN_FROM_WARNINGS",
     "torch_function_disabled",
     "torch_dispatch_disabled",
+    "functional_collective_ops",
     "async_collective_result",
     "group_ranks_by_name",
     "never_compile_frames",
@@ -1018,6 +1019,16 @@ def torch_function_disabled() -> contextlib.AbstractContextManager[Any]:
     import torch
 
     return torch._C.DisableTorchFunction()
+
+
+@_private("torch.ops._c10d_functional (the functional collectives' registered ops, and wait_tensor)")
+def functional_collective_ops() -> Any:
+    """The namespace of the functional collectives' ops (``all_reduce(tensor, "sum", group_name)``,
+    ``wait_tensor``...), as compiled code calls them: the conformance kit checks a backend
+    through them."""
+    import torch
+
+    return torch.ops._c10d_functional
 
 
 @_private("torch._C._DisableTorchDispatch")

@@ -5,10 +5,10 @@ Torch-free; shared by the tests' parametrization and the session that scores the
 
 from __future__ import annotations
 
-__all__ = ["test_id", "item_of"]
+__all__ = ["param_id", "item_of"]
 
 
-def test_id(world_size: int, item_id: str) -> str:
+def param_id(world_size: int, item_id: str) -> str:
     """The id of an item's test in a world: ``2ranks-collectives.all_reduce[SUM-float32]``."""
     return f"{world_size}ranks-{item_id}"
 

@@ -25,7 +25,7 @@ import pytest
 
 from ..worlds.settings import SettingError
 from .claims import Claims, ClaimsError, load_claims
-from .kit_ids import test_id
+from .kit_ids import param_id
 from .kit_settings import OPTIONS, KitSettings, from_environment
 from .vocabulary import AREAS
 
@@ -144,7 +144,7 @@ def parametrize(metafunc: pytest.Metafunc) -> None:
                 reason = f"needs {item.min_world_size} ranks or more"
             if reason is not None:
                 marks.append(pytest.mark.skip(reason=reason))
-            params.append(pytest.param(item.id, marks=marks, id=test_id(size, item.id)))
+            params.append(pytest.param(item.id, marks=marks, id=param_id(size, item.id)))
     metafunc.parametrize("c10d_item_id", params)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from ..._torch_private import functional_collective_ops
 from ..contract import Context, expect_equal, item
 
 SOME = ("float32", "int64")
@@ -14,7 +15,7 @@ SOME = ("float32", "int64")
 @item("functional", "all_reduce", dtypes=SOME, reduce_ops=("SUM", "MAX"))
 def all_reduce(ctx: Context) -> None:
     """_c10d_functional.all_reduce returns a new tensor, the reduction once wait_tensor returns; its input stays."""
-    ops = torch.ops._c10d_functional
+    ops = functional_collective_ops()
     source = ctx.full((4,), ctx.rank + 1)
     result = ops.wait_tensor(ops.all_reduce(source, str(ctx.item.reduce_op if ctx.item else "SUM").lower(),
                                             ctx.group.group_name))
@@ -26,7 +27,7 @@ def all_reduce(ctx: Context) -> None:
 @item("functional", "all_gather_into_tensor", dtypes=SOME)
 def all_gather_into_tensor(ctx: Context) -> None:
     """_c10d_functional.all_gather_into_tensor concatenates every rank's tensor in rank order."""
-    ops = torch.ops._c10d_functional
+    ops = functional_collective_ops()
     source = (torch.arange(3, device=ctx.device) + 10 * ctx.rank).to(ctx.dtype)
     result = ops.wait_tensor(ops.all_gather_into_tensor(source, ctx.world_size, ctx.group.group_name))
     expected = torch.cat([(torch.arange(3, device=ctx.device) + 10 * rank).to(ctx.dtype)
@@ -37,7 +38,7 @@ def all_gather_into_tensor(ctx: Context) -> None:
 @item("functional", "reduce_scatter_tensor", dtypes=SOME)
 def reduce_scatter_tensor(ctx: Context) -> None:
     """_c10d_functional.reduce_scatter_tensor leaves rank r with the sum of every rank's r-th chunk."""
-    ops = torch.ops._c10d_functional
+    ops = functional_collective_ops()
 
     def chunk(source: int, index: int) -> torch.Tensor:
         return (torch.arange(2, device=ctx.device) + 10 * source + 100 * index).to(ctx.dtype)
@@ -51,7 +52,7 @@ def reduce_scatter_tensor(ctx: Context) -> None:
 @item("functional", "broadcast", dtypes=SOME)
 def broadcast(ctx: Context) -> None:
     """_c10d_functional.broadcast from each root gives every rank the root's tensor."""
-    ops = torch.ops._c10d_functional
+    ops = functional_collective_ops()
     for root in range(ctx.world_size):
         result = ops.wait_tensor(ops.broadcast(ctx.full((3,), ctx.rank + 5), root, ctx.group.group_name))
         expect_equal(result, ctx.full((3,), root + 5), ctx.call("_c10d_functional.broadcast", result, root=root))
